@@ -1,0 +1,31 @@
+# Quick start: `make demo` (train + test AN on the demo dataset) and
+# `make test` (the test suite). Both create .venv and install what is missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -c constraints.txt torch torchvision
+	$(PY) -c "import mmcv" 2>/dev/null || $(PY) -m pip install -q -c constraints.txt mmcv-lite
+	$(PY) -m pip install -q -c constraints.txt -e ".[tests]"
+	touch $(STAMP)
+
+data/demo/formatted_val_labels.npy: | $(STAMP)
+	$(PY) tools/make_demo_data.py --out-dir data/demo
+
+demo: $(STAMP) data/demo/formatted_val_labels.npy
+	$(PY) tools/train.py configs/an/vgg11bn_demo.py --work-dir work_dirs/an_demo
+	$(PY) tools/test.py configs/an/vgg11bn_demo.py \
+		$$(ls work_dirs/an_demo/best_*.pth | head -n 1) --work-dir work_dirs/an_demo
+
+test: $(STAMP)
+	$(PY) -m pytest tests -q
+
+clean:
+	rm -rf work_dirs

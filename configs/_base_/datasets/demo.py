@@ -1,0 +1,51 @@
+# Multi-digit demo dataset (tools/make_demo_data.py): 48x48 grey images with
+# 1-4 digits, 3,200 train / 800 val / 2,000 test images, 10 classes. Images are
+# stored grey and loaded as 3-channel so that any backbone takes them.
+dataset_type = 'SPMLDataset'
+data_root = 'data/demo'
+num_classes = 10
+
+data_preprocessor = dict(
+    num_classes=num_classes, mean=[45., 45., 45.], std=[60., 60., 60.], to_rgb=False)
+
+train_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
+]
+test_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='PackInputs'),
+]
+
+train_dataloader = dict(
+    batch_size=32,
+    num_workers=0,
+    persistent_workers=False,
+    dataset=dict(
+        type=dataset_type,
+        data_root=data_root,
+        split='train',
+        pipeline=train_pipeline),
+    sampler=dict(type='DefaultSampler', shuffle=True))
+val_dataloader = dict(
+    batch_size=128,
+    num_workers=0,
+    persistent_workers=False,
+    dataset=dict(
+        type=dataset_type,
+        data_root=data_root,
+        split='val',
+        pipeline=test_pipeline),
+    sampler=dict(type='DefaultSampler', shuffle=False))
+test_dataloader = dict(
+    batch_size=128,
+    num_workers=0,
+    persistent_workers=False,
+    dataset=dict(
+        type=dataset_type,
+        data_root=data_root,
+        split='test',
+        pipeline=test_pipeline),
+    sampler=dict(type='DefaultSampler', shuffle=False))
+val_evaluator = dict(type='SPMLAveragePrecision')
+test_evaluator = val_evaluator

@@ -1,0 +1,23 @@
+# MMPretrain's runtime, plus the plugin and the hooks every SPML run needs.
+_base_ = 'mmpretrain::_base_/default_runtime.py'
+
+custom_imports = dict(imports=['spml_mm'], allow_failed_imports=False)
+
+default_hooks = dict(
+    logger=dict(type='LoggerHook', interval=50),
+    # keep the last checkpoint (for --resume) and the best one on val mAP
+    checkpoint=dict(
+        type='CheckpointHook',
+        interval=1,
+        max_keep_ckpts=1,
+        save_best='spml/mAP',
+        rule='greater'))
+
+custom_hooks = [
+    # checkpoints in plain types, loadable with torch.load(weights_only=True)
+    dict(type='SafeCheckpointHook'),
+    # head num_classes vs dataset classes, before any iteration runs
+    dict(type='SPMLDatasetCheckHook'),
+]
+
+randomness = dict(seed=0, deterministic=False)

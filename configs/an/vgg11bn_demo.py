@@ -1,0 +1,13 @@
+# AN (assume negative) baseline on the demo dataset: every unobserved label
+# is a negative (SPEC 2). From scratch, Adam 1e-3, batch 32, 6 epochs.
+_base_ = [
+    '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
+    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+]
+
+model = dict(head=dict(loss=dict(type='ANLoss')))
+
+# from scratch: one learning rate for the whole network
+optim_wrapper = dict(
+    optimizer=dict(lr=1e-3), paramwise_cfg=dict(_delete_=True))
+train_cfg = dict(max_epochs=6)

@@ -1,0 +1,70 @@
+"""The SPML data protocol of Cole et al. (2021), shared by all seed papers.
+
+Both functions reproduce the released protocol bit for bit, random-number
+sequence included, so that observed labels and splits match the papers'.
+"""
+from typing import Tuple
+
+import numpy as np
+
+
+def observe_uniform(label_matrix: np.ndarray,
+                    num_pos: int = 1,
+                    num_neg: int = 0,
+                    seed: int = 1200) -> np.ndarray:
+    """Keep ``num_pos`` random positives and ``num_neg`` random negatives.
+
+    Rows are visited in order with one ``RandomState(seed)``; each row
+    shuffles its positives, then its negatives (also when ``num_neg`` is 0,
+    since the shuffle consumes random numbers that later rows depend on).
+
+    Args:
+        label_matrix (np.ndarray): Full 0/1 labels, shape (N, C).
+        num_pos (int): Positives kept per row. Defaults to 1.
+        num_neg (int): Negatives kept per row. Defaults to 0.
+        seed (int): Seed of the ``RandomState``. Defaults to 1200.
+
+    Returns:
+        np.ndarray: Observed labels (N, C) in the input's dtype: +1 kept
+        positive, -1 kept negative, 0 unobserved.
+    """
+    label_matrix = np.asarray(label_matrix)
+    if label_matrix.ndim != 2:
+        raise ValueError('label_matrix must be 2-D (N, C), got shape '
+                         f'{label_matrix.shape}')
+    if not np.isin(label_matrix, (0, 1)).all():
+        raise ValueError('label_matrix must hold only 0 and 1')
+    rng = np.random.RandomState(seed)
+    signed = 2 * label_matrix - 1
+    observed = np.zeros_like(signed)
+    for i, row in enumerate(signed):
+        pos = np.nonzero(row == 1)[0]
+        rng.shuffle(pos)
+        observed[i, pos[:num_pos]] = 1
+        neg = np.nonzero(row == -1)[0]
+        rng.shuffle(neg)
+        observed[i, neg[:num_neg]] = -1
+    return observed
+
+
+def split_train_val(num_samples: int,
+                    val_frac: float = 0.2,
+                    seed: int = 1200) -> Tuple[np.ndarray, np.ndarray]:
+    """Split the official training split into train and validation parts.
+
+    Args:
+        num_samples (int): Size N of the official training split.
+        val_frac (float): Fraction held out for validation. Defaults to 0.2.
+        seed (int): Seed of the ``RandomState``. Defaults to 1200.
+
+    Returns:
+        tuple[np.ndarray, np.ndarray]: Sorted ``(train_idx, val_idx)``.
+    """
+    if not 0 <= val_frac < 1:
+        raise ValueError(f'val_frac must be in [0, 1), got {val_frac}')
+    rng = np.random.RandomState(seed)
+    num_val = int(np.round(val_frac * num_samples))
+    perm = rng.permutation(num_samples)
+    train_idx = np.sort(perm[:num_samples - num_val])
+    val_idx = np.sort(perm[num_samples - num_val:])
+    return train_idx, val_idx

@@ -1,0 +1,199 @@
+import os.path as osp
+from typing import List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+from mmengine.logging import print_log
+from mmpretrain.datasets import MultiLabelDataset
+from mmpretrain.registry import DATASETS
+
+from .protocol import observe_uniform, split_train_val
+
+#: How each protocol split maps onto an official split of the dataset.
+OFFICIAL_SPLIT = dict(train='train', val='train', test='val')
+
+
+@DATASETS.register_module()
+class SPMLDataset(MultiLabelDataset):
+    """A multi-label dataset under the single-positive protocol (SPEC 1).
+
+    Reads the community interchange format from ``data_root``:
+    ``formatted_{train,val}_images.npy`` (image paths relative to
+    ``data_root/data_prefix``), ``formatted_{train,val}_labels.npy`` (N x C,
+    0/1) and, when present, ``formatted_{train,val}_labels_obs.npy``
+    (-1/0/+1); ``classes.txt`` (one name per line) is read when present.
+
+    The official ``train`` split is divided by :func:`split_train_val` into the
+    protocol's ``train`` and ``val`` splits; the official ``val`` split is the
+    protocol's ``test`` split. Observed labels come from
+    ``formatted_train_labels_obs.npy`` or, without it, from
+    :func:`observe_uniform` over the whole official train split.
+
+    Training samples carry ``gt_label`` (the observed positives),
+    ``gt_label_full`` (the true labels, for diagnostics only) and
+    ``sample_idx``; validation and test samples carry the true labels as
+    ``gt_label``.
+
+    Subclasses that read other layouts override :meth:`load_split_matrices`
+    and keep the protocol.
+
+    Args:
+        data_root (str): Folder of the interchange files.
+        split (str): ``'train'``, ``'val'`` or ``'test'``. Defaults to
+            ``'train'``.
+        data_prefix (str): Image folder relative to ``data_root``.
+            Defaults to ``''``.
+        val_frac (float): Share of the official train split held out for
+            validation. Defaults to 0.2.
+        split_seed (int): Seed of the train/val split. Defaults to 1200.
+        observe_seed (int): Seed of :func:`observe_uniform`. Defaults to 1200.
+        full_labels (bool): Train on the true labels instead of the observed
+            ones (the full-label upper bound). Defaults to False.
+        classes (str | Sequence[str], optional): Class names or a file of
+            them; defaults to ``classes.txt`` or ``class_<k>``.
+        **kwargs: Other arguments of :class:`mmpretrain.datasets.BaseDataset`
+            (``pipeline``, ``test_mode``, ``indices``...).
+
+    Example:
+        >>> train_dataloader = dict(dataset=dict(
+        ...     type='SPMLDataset', data_root='data/voc', split='train',
+        ...     data_prefix='VOCdevkit/VOC2012', pipeline=train_pipeline))
+    """
+
+    SPLITS = tuple(OFFICIAL_SPLIT)
+    #: How to produce the files :meth:`load_split_matrices` reads.
+    PREPARE_HINT = ('run `python tools/prepare_spml.py` for a real dataset or '
+                    '`python tools/make_demo_data.py` for the demo dataset')
+
+    def __init__(self,
+                 data_root: str,
+                 split: str = 'train',
+                 data_prefix: str = '',
+                 val_frac: float = 0.2,
+                 split_seed: int = 1200,
+                 observe_seed: int = 1200,
+                 full_labels: bool = False,
+                 classes: Union[str, Sequence[str], None] = None,
+                 **kwargs):
+        if split not in self.SPLITS:
+            raise ValueError(f'split must be one of {self.SPLITS}, got '
+                             f'{split!r}')
+        self.split = split
+        self.val_frac = val_frac
+        self.split_seed = split_seed
+        self.observe_seed = observe_seed
+        self.full_labels = full_labels
+        self._classes_arg = classes
+        super().__init__(
+            ann_file='',
+            data_root=data_root,
+            data_prefix=data_prefix,
+            classes=classes,
+            **kwargs)
+
+    def _interchange_path(self, name: str, must_exist: bool = True) -> str:
+        path = osp.join(self.data_root, name)
+        if must_exist and not osp.isfile(path):
+            raise FileNotFoundError(
+                f'{type(self).__name__}: expected {path} (interchange format '
+                f'of SPEC section 1); {self.PREPARE_HINT}.')
+        return path
+
+    def load_split_matrices(
+        self, official_split: str
+    ) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+        """Read one official split.
+
+        Args:
+            official_split (str): ``'train'`` or ``'val'``.
+
+        Returns:
+            tuple: Image paths (N,), labels (N, C) in 0/1, and the observed
+            labels (N, C) in -1/0/+1 or None when not stored.
+        """
+        images = np.load(
+            self._interchange_path(f'formatted_{official_split}_images.npy'))
+        labels = np.load(
+            self._interchange_path(f'formatted_{official_split}_labels.npy'))
+        obs_path = self._interchange_path(
+            f'formatted_{official_split}_labels_obs.npy', must_exist=False)
+        observed = np.load(obs_path) if osp.isfile(obs_path) else None
+        return images, labels, observed
+
+    def _load_class_names(self, num_classes: int) -> List[str]:
+        path = osp.join(self.data_root, 'classes.txt')
+        if self._classes_arg is not None:
+            names = list(self.metainfo['classes'])
+        elif osp.isfile(path):
+            with open(path) as f:
+                names = [line.strip() for line in f if line.strip()]
+        else:
+            names = [f'class_{k}' for k in range(num_classes)]
+        if len(names) != num_classes:
+            raise ValueError(
+                f'{type(self).__name__}: {len(names)} class names but the '
+                f'label matrix of {self.data_root} has {num_classes} columns; '
+                'fix `classes` (or classes.txt) to match the labels.')
+        return names
+
+    def load_data_list(self) -> List[dict]:
+        """Apply the protocol to the official split behind ``self.split``."""
+        official = OFFICIAL_SPLIT[self.split]
+        images, labels, observed = self.load_split_matrices(official)
+        labels = np.asarray(labels)
+        if labels.ndim != 2 or len(labels) != len(images):
+            raise ValueError(
+                f'{type(self).__name__}: {len(images)} images but labels of '
+                f'shape {labels.shape} in the official {official} split of '
+                f'{self.data_root}; the matrices must be (N,) and (N, C).')
+        if not np.isin(labels, (0, 1)).all():
+            raise ValueError(f'{type(self).__name__}: labels of the official '
+                             f'{official} split must be 0/1.')
+        self._metainfo['classes'] = tuple(
+            self._load_class_names(labels.shape[1]))
+
+        if official == 'train':
+            if observed is None:
+                observed = observe_uniform(labels, seed=self.observe_seed)
+            elif observed.shape != labels.shape:
+                raise ValueError(
+                    f'{type(self).__name__}: observed labels of shape '
+                    f'{observed.shape} do not match labels {labels.shape}.')
+            train_idx, val_idx = split_train_val(
+                len(images), self.val_frac, self.split_seed)
+            keep = train_idx if self.split == 'train' else val_idx
+        else:
+            keep = np.arange(len(images))
+        if len(keep) == 0:
+            raise ValueError(
+                f'{type(self).__name__}: the {self.split} split of '
+                f'{self.data_root} is empty; check the label files and '
+                f'val_frac={self.val_frac}.')
+
+        prefix = self.data_prefix['img_path']
+        training = self.split == 'train'
+        data_list = []
+        for i in keep:
+            full = np.flatnonzero(labels[i])
+            if training and not self.full_labels:
+                gt_label = np.flatnonzero(observed[i] == 1)
+            else:
+                gt_label = full
+            if len(gt_label) == 0:
+                raise ValueError(
+                    f'{type(self).__name__}: sample {i} ({images[i]}) of the '
+                    f'official {official} split has no positive label; every '
+                    'image needs one. Drop such images when preparing the '
+                    'data (tools/prepare_spml.py does).')
+            info = dict(img_path=osp.join(prefix, str(images[i])),
+                        gt_label=gt_label)
+            if training:
+                info['gt_label_full'] = full
+            data_list.append(info)
+
+        kept = labels[keep]
+        print_log(
+            f'{type(self).__name__} {self.split}: {len(keep)} images, '
+            f'{kept.shape[1]} classes, {kept.sum(1).mean():.2f} positives per '
+            f'image ({self.data_root}, official {official} split)',
+            logger='current')
+        return data_list

@@ -1,0 +1,4 @@
+from .dataset_check_hook import SPMLDatasetCheckHook
+from .safe_checkpoint_hook import SafeCheckpointHook
+
+__all__ = ['SPMLDatasetCheckHook', 'SafeCheckpointHook']

@@ -1,0 +1,2 @@
+from .heads import *  # noqa: F401,F403
+from .losses import *  # noqa: F401,F403

@@ -1,0 +1,3 @@
+from .spml_linear_head import SPMLLinearClsHead
+
+__all__ = ['SPMLLinearClsHead']

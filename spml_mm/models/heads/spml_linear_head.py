@@ -1,0 +1,67 @@
+from typing import List, Optional
+
+import torch
+from mmpretrain.models.heads import MultiLabelLinearClsHead
+from mmpretrain.registry import MODELS
+from mmpretrain.structures import DataSample
+
+
+@MODELS.register_module()
+class SPMLLinearClsHead(MultiLabelLinearClsHead):
+    """Linear multi-label head trained by an SPML loss.
+
+    Works under any MMPretrain backbone and neck. Its loss is any registered
+    loss called as ``loss(cls_score, target)`` with logits (B, C) and the
+    observed 0/1 label matrix (B, C) built from the samples' ``gt_label``.
+
+    Args:
+        num_classes (int): Number of classes C.
+        in_channels (int): Channels of the input feature.
+        loss (dict): Config of the SPML loss. Defaults to
+            ``dict(type='ANLoss')``.
+        thr (float, optional): Score threshold of ``pred_label``.
+        topk (int, optional): Top-k of ``pred_label`` when ``thr`` is None.
+        init_cfg (dict, optional): Initialisation of the linear layer.
+            Defaults to ``dict(type='Normal', layer='Linear', std=0.01)``.
+
+    Example:
+        >>> head = dict(type='SPMLLinearClsHead', num_classes=80,
+        ...             in_channels=2048, loss=dict(type='ANLoss'))
+    """
+
+    def __init__(self,
+                 num_classes: int,
+                 in_channels: int,
+                 loss: dict = dict(type='ANLoss'),
+                 thr: Optional[float] = None,
+                 topk: Optional[int] = None,
+                 init_cfg: Optional[dict] = dict(
+                     type='Normal', layer='Linear', std=0.01)):
+        super().__init__(
+            num_classes=num_classes,
+            in_channels=in_channels,
+            loss=loss,
+            thr=thr,
+            topk=topk,
+            init_cfg=init_cfg)
+
+    def observed_target(self,
+                        data_samples: List[DataSample]) -> torch.Tensor:
+        """The observed 0/1 matrix (B, C) from the samples' ``gt_label``."""
+        target = torch.zeros(len(data_samples), self.num_classes)
+        for row, sample in zip(target, data_samples):
+            label = sample.gt_label
+            if label.numel() and (label.min() < 0 or
+                                  label.max() >= self.num_classes):
+                raise ValueError(
+                    f'sample {sample.get("sample_idx")} '
+                    f'({sample.get("img_path")}) has labels '
+                    f'{label.tolist()} outside the head\'s num_classes='
+                    f'{self.num_classes}; make the head and dataset agree.')
+            row[label] = 1
+        return target
+
+    def _get_loss(self, cls_score: torch.Tensor,
+                  data_samples: List[DataSample], **kwargs) -> dict:
+        target = self.observed_target(data_samples).to(cls_score.device)
+        return dict(loss=self.loss_module(cls_score, target, **kwargs))

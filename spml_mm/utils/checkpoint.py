@@ -1,0 +1,50 @@
+import os.path as osp
+import pickle
+import re
+
+import torch
+from mmengine.runner.checkpoint import CheckpointLoader
+
+
+class UnsafeCheckpointError(pickle.UnpicklingError):
+    """A checkpoint holds a pickled object outside the safe allowlist."""
+
+
+def load_checkpoint_safely(filename: str, map_location=None) -> dict:
+    """``torch.load`` with ``weights_only=True`` and a clear refusal.
+
+    Only tensors, builtin containers and the types PyTorch allowlists (plus
+    those added with ``torch.serialization.add_safe_globals``) are
+    unpickled; checkpoints written with :class:`SafeCheckpointHook` need
+    nothing more. Any other pickled object is refused, because unpickling it
+    could run arbitrary code.
+
+    Args:
+        filename (str): Local checkpoint path.
+        map_location: As in :func:`torch.load`.
+
+    Returns:
+        dict: The checkpoint.
+    """
+    filename = osp.expanduser(filename)
+    if not osp.isfile(filename):
+        raise FileNotFoundError(f'checkpoint {filename} does not exist')
+    try:
+        return torch.load(
+            filename, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as err:
+        found = re.search(r'GLOBAL (\S+)', str(err))
+        name = found.group(1) if found else 'an object'
+        raise UnsafeCheckpointError(
+            f'refusing to load {filename}: it contains the pickled object '
+            f'{name}, which is not on the safe list (tensors, builtin types, '
+            'types registered with torch.serialization.add_safe_globals). '
+            'Unpickling it could run arbitrary code. Checkpoints saved with '
+            "spml_mm's SafeCheckpointHook load safely; if you trust this "
+            'file, load it once with torch.load(..., weights_only=False) and '
+            're-save its state_dict.') from None
+
+
+# MMEngine's extension point for loading local files (an empty prefix).
+CheckpointLoader.register_scheme(
+    prefixes='', loader=load_checkpoint_safely, force=True)

@@ -1,0 +1,99 @@
+"""Train a model with an SPML config (the interface of MMPretrain's train)."""
+import argparse
+import os
+import os.path as osp
+
+from mmengine.config import Config, DictAction
+from mmengine.registry import RUNNERS
+from mmengine.runner import Runner
+
+from spml_mm.utils import setup_cpu_distributed
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description='Train an SPML model')
+    parser.add_argument('config', help='train config file path')
+    parser.add_argument('--work-dir', help='the dir to save logs and models')
+    parser.add_argument(
+        '--resume',
+        nargs='?',
+        type=str,
+        const='auto',
+        help='resume from the given checkpoint, or from the latest '
+        'checkpoint in the work dir when no path is given')
+    parser.add_argument(
+        '--amp', action='store_true', help='mixed precision training')
+    parser.add_argument(
+        '--no-validate',
+        action='store_true',
+        help='skip validation during training')
+    parser.add_argument(
+        '--auto-scale-lr',
+        action='store_true',
+        help='scale the learning rate with the total batch size')
+    parser.add_argument(
+        '--no-pin-memory', action='store_true', help='disable pin_memory')
+    parser.add_argument(
+        '--no-persistent-workers',
+        action='store_true',
+        help='disable persistent_workers')
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help='override config entries, e.g. train_cfg.max_epochs=2')
+    parser.add_argument(
+        '--launcher',
+        choices=['none', 'pytorch', 'slurm', 'mpi'],
+        default='none',
+        help='job launcher')
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+    args = parser.parse_args()
+    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
+    return args
+
+
+def merge_args(cfg, args):
+    """Merge command-line arguments into the config."""
+    if args.no_validate:
+        cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
+    cfg.launcher = args.launcher
+    if args.work_dir is not None:
+        cfg.work_dir = args.work_dir
+    elif cfg.get('work_dir') is None:
+        cfg.work_dir = osp.join('./work_dirs',
+                                osp.splitext(osp.basename(args.config))[0])
+    if args.amp:
+        cfg.optim_wrapper.type = 'AmpOptimWrapper'
+        cfg.optim_wrapper.setdefault('loss_scale', 'dynamic')
+    if args.resume == 'auto':
+        cfg.resume, cfg.load_from = True, None
+    elif args.resume is not None:
+        cfg.resume, cfg.load_from = True, args.resume
+    if args.auto_scale_lr:
+        cfg.auto_scale_lr.enable = True
+
+    for field in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        loader = cfg.get(field)
+        if not loader:
+            continue
+        if args.no_pin_memory:
+            loader.pin_memory = False
+        if args.no_persistent_workers or not loader.get('num_workers'):
+            loader.persistent_workers = False
+    if args.cfg_options is not None:
+        cfg.merge_from_dict(args.cfg_options)
+    return cfg
+
+
+def main():
+    args = parse_args()
+    cfg = merge_args(Config.fromfile(args.config), args)
+    setup_cpu_distributed(cfg, args.launcher)
+    runner = (Runner.from_cfg(cfg)
+              if 'runner_type' not in cfg else RUNNERS.build(cfg))
+    runner.train()
+
+
+if __name__ == '__main__':
+    main()
