@@ -1,0 +1,12 @@
+# AN (assume negative) baseline, ResNet-50 on NUS-WIDE (SPEC 2, 7: 42.27 mAP
+# in the papers' tables). Adam, head learning rate x10, 10 epochs.
+_base_ = [
+    '../_base_/models/resnet50.py', '../_base_/datasets/nuswide.py',
+    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+]
+
+model = dict(head=dict(num_classes=81, loss=dict(type='ANLoss')))
+
+train_dataloader = dict(batch_size=16)
+optim_wrapper = dict(optimizer=dict(lr=1e-5))
+train_cfg = dict(max_epochs=10)
