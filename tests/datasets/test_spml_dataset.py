@@ -1,0 +1,131 @@
+import os
+import os.path as osp
+
+import numpy as np
+import pytest
+
+from spml_mm.datasets import SPMLDataset, observe_uniform, split_train_val
+
+
+def write_interchange(root, train_labels, val_labels, obs=None):
+    os.makedirs(root, exist_ok=True)
+    for split, labels in (('train', train_labels), ('val', val_labels)):
+        names = np.array([f'{split}_{i}.png' for i in range(len(labels))])
+        np.save(osp.join(root, f'formatted_{split}_images.npy'), names)
+        np.save(osp.join(root, f'formatted_{split}_labels.npy'), labels)
+    if obs is not None:
+        np.save(osp.join(root, 'formatted_train_labels_obs.npy'), obs)
+
+
+@pytest.fixture
+def matrices():
+    rng = np.random.RandomState(0)
+    train = (rng.rand(20, 4) < 0.5).astype(float)
+    train[np.arange(20), rng.randint(0, 4, 20)] = 1
+    val = np.eye(4)[[0, 1, 2, 3, 0, 1]]
+    return train, val
+
+
+def test_splits_follow_the_protocol(tmp_path, matrices):
+    train_labels, val_labels = matrices
+    write_interchange(str(tmp_path), train_labels, val_labels)
+    train_idx, val_idx = split_train_val(20, 0.2, 1200)
+    observed = observe_uniform(train_labels, seed=1200)
+
+    train = SPMLDataset(str(tmp_path), split='train', data_prefix='imgs')
+    assert len(train) == len(train_idx) == 16
+    for k, i in enumerate(train_idx):
+        info = train.get_data_info(k)
+        assert info['sample_idx'] == k
+        assert info['img_path'] == osp.join(str(tmp_path), 'imgs',
+                                            f'train_{i}.png')
+        np.testing.assert_array_equal(info['gt_label'],
+                                      np.flatnonzero(observed[i] == 1))
+        np.testing.assert_array_equal(info['gt_label_full'],
+                                      np.flatnonzero(train_labels[i]))
+
+    val = SPMLDataset(str(tmp_path), split='val')
+    assert len(val) == 4
+    for k, i in enumerate(val_idx):
+        info = val.get_data_info(k)
+        np.testing.assert_array_equal(info['gt_label'],
+                                      np.flatnonzero(train_labels[i]))
+        assert 'gt_label_full' not in info
+
+    test = SPMLDataset(str(tmp_path), split='test')
+    assert len(test) == 6
+    np.testing.assert_array_equal(test.get_data_info(5)['gt_label'], [1])
+    assert test.metainfo['classes'] == ('class_0', 'class_1', 'class_2',
+                                        'class_3')
+
+
+def test_stored_observed_labels_and_full_labels(tmp_path, matrices):
+    train_labels, val_labels = matrices
+    obs = np.zeros_like(train_labels)
+    first = train_labels.argmax(1)
+    obs[np.arange(20), first] = 1
+    write_interchange(str(tmp_path), train_labels, val_labels, obs)
+    train_idx, _ = split_train_val(20)
+    ds = SPMLDataset(str(tmp_path), split='train')
+    assert [int(ds.get_data_info(k)['gt_label'][0])
+            for k in range(len(ds))] == first[train_idx].tolist()
+    full = SPMLDataset(str(tmp_path), split='train', full_labels=True)
+    np.testing.assert_array_equal(
+        full.get_data_info(0)['gt_label'],
+        np.flatnonzero(train_labels[train_idx[0]]))
+
+
+def test_class_names(tmp_path, matrices):
+    write_interchange(str(tmp_path), *matrices)
+    with open(tmp_path / 'classes.txt', 'w') as f:
+        f.write('cat\ndog\nbird\nfish\n')
+    assert SPMLDataset(str(tmp_path), split='test').metainfo['classes'] == (
+        'cat', 'dog', 'bird', 'fish')
+    with pytest.raises(ValueError, match='3 class names .* 4 columns'):
+        SPMLDataset(str(tmp_path), split='test', classes=['a', 'b', 'c'])
+
+
+def test_missing_file_names_path_and_fix(tmp_path):
+    with pytest.raises(FileNotFoundError) as err:
+        SPMLDataset(str(tmp_path), split='train')
+    assert 'formatted_train_images.npy' in str(err.value)
+    assert 'prepare_spml.py' in str(err.value)
+
+
+def test_row_without_positive_names_the_sample(tmp_path, matrices):
+    train_labels, val_labels = matrices
+    val_labels = val_labels.copy()
+    val_labels[2] = 0
+    write_interchange(str(tmp_path), train_labels, val_labels)
+    with pytest.raises(ValueError, match=r'sample 2 \(val_2.png\).*no '
+                       'positive'):
+        SPMLDataset(str(tmp_path), split='test')
+
+
+def test_bad_matrices(tmp_path, matrices):
+    train_labels, val_labels = matrices
+    write_interchange(str(tmp_path), train_labels, val_labels[:, :3] * 2)
+    with pytest.raises(ValueError, match='0/1'):
+        SPMLDataset(str(tmp_path), split='test')
+    write_interchange(str(tmp_path), train_labels, val_labels[:4])
+    np.save(tmp_path / 'formatted_val_images.npy', np.array(['a.png']))
+    with pytest.raises(ValueError, match='1 images but labels of shape'):
+        SPMLDataset(str(tmp_path), split='test')
+    with pytest.raises(ValueError, match='split must be one of'):
+        SPMLDataset(str(tmp_path), split='trainval')
+
+
+def test_empty_split(tmp_path, matrices):
+    write_interchange(str(tmp_path), *matrices)
+    with pytest.raises(ValueError, match='val split .* is empty'):
+        SPMLDataset(str(tmp_path), split='val', val_frac=0.)
+
+
+def test_demo_dataset(tiny_demo):
+    train = SPMLDataset(tiny_demo, split='train')
+    assert len(train) == 128
+    assert train.metainfo['classes'] == tuple('0123456789')
+    labels = np.load(osp.join(tiny_demo, 'formatted_train_labels.npy'))
+    assert labels.shape == (160, 10)
+    assert 1 <= labels.sum(1).min() and labels.sum(1).max() <= 4
+    assert osp.isfile(train.get_data_info(0)['img_path'])
