@@ -5,6 +5,8 @@ from mmpretrain.models.heads import MultiLabelLinearClsHead
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
+from ..data_preprocessors import split_views
+
 
 @MODELS.register_module()
 class SPMLLinearClsHead(MultiLabelLinearClsHead):
@@ -21,6 +23,10 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             ``dict(type='ANLoss')``.
         thr (float, optional): Score threshold of ``pred_label``.
         topk (int, optional): Top-k of ``pred_label`` when ``thr`` is None.
+        consistency (dict, optional): A term on the logits of all views of
+            multi-view training batches, e.g. ``dict(type='ViewConsistency',
+            alpha=0.7)``, logged as ``loss_consistency``. The SPML loss
+            always reads the first view only. Defaults to None.
         init_cfg (dict, optional): Initialisation of the linear layer.
             Defaults to ``dict(type='Normal', layer='Linear', std=0.01)``.
 
@@ -35,6 +41,7 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
                  loss: dict = dict(type='ANLoss'),
                  thr: Optional[float] = None,
                  topk: Optional[int] = None,
+                 consistency: Optional[dict] = None,
                  init_cfg: Optional[dict] = dict(
                      type='Normal', layer='Linear', std=0.01)):
         super().__init__(
@@ -44,6 +51,7 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             thr=thr,
             topk=topk,
             init_cfg=init_cfg)
+        self.consistency = MODELS.build(consistency) if consistency else None
 
     def observed_target(self,
                         data_samples: List[DataSample]) -> torch.Tensor:
@@ -63,5 +71,9 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
 
     def _get_loss(self, cls_score: torch.Tensor,
                   data_samples: List[DataSample], **kwargs) -> dict:
+        views = split_views(cls_score, len(data_samples))
         target = self.observed_target(data_samples).to(cls_score.device)
-        return dict(loss=self.loss_module(cls_score, target, **kwargs))
+        losses = dict(loss=self.loss_module(views[0], target, **kwargs))
+        if self.consistency is not None:
+            losses['loss_consistency'] = self.consistency(views)
+        return losses

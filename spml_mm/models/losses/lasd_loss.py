@@ -1,0 +1,167 @@
+from typing import Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from mmpretrain.registry import MODELS
+
+from .utils import check_target
+
+
+def theorem_5_4_lambda_neg(lambda_pos: float, avg_positives: float,
+                           num_classes: int) -> float:
+    """The negative leverage that makes LASD consistent (LASD Theorem 5.4).
+
+    Solves ``1 + lambda_pos * (kbar - 1) = lambda_neg * (K - kbar)``, which
+    makes LASD risk-consistent to the cost-sensitive Hamming loss.
+
+    Args:
+        lambda_pos (float): Positive leverage lambda_+.
+        avg_positives (float): Average number of positives per image kbar.
+        num_classes (int): Number of classes K.
+
+    Returns:
+        float: lambda_-.
+    """
+    return (1 + lambda_pos * (avg_positives - 1)) / (
+        num_classes - avg_positives)
+
+
+def lasd_loss(cls_score: torch.Tensor,
+              target: torch.Tensor,
+              lambda_pos: float,
+              lambda_neg: float,
+              tau: float,
+              gamma_pos: float = 0.,
+              gamma_neg: float = 4.) -> torch.Tensor:
+    """Leveraged asymmetric loss with disambiguation (SPEC 5).
+
+    Observed positives get ``Lp(p) = -(1-p)^gamma_pos log p``. An unobserved
+    entry whose detached probability exceeds ``tau`` is a pseudo positive
+    and gets ``lambda_pos * Lp(p)``; every other unobserved entry is a pseudo
+    negative and gets ``lambda_neg * Ln(p)``, ``Ln(p) = -p^gamma_neg
+    log(1-p)``. The focusing factors are written as ``exp(gamma * log p)``
+    from log-sigmoids, so the loss and its gradient stay finite for any
+    logit and any gamma >= 0.
+
+    Args:
+        cls_score (torch.Tensor): Logits z, shape (B, C).
+        target (torch.Tensor): Observed labels s in 0/1, shape (B, C).
+        lambda_pos (float): Leverage of pseudo positives lambda_+.
+        lambda_neg (float): Leverage of pseudo negatives lambda_-.
+        tau (float): Disambiguation threshold tau on p.
+        gamma_pos (float): Focusing parameter gamma_+ of ``Lp``.
+            Defaults to 0.
+        gamma_neg (float): Focusing parameter gamma_- of ``Ln``.
+            Defaults to 4.
+
+    Returns:
+        torch.Tensor: Sum over classes, mean over the batch.
+    """
+    logits = cls_score.float()
+    target = target.float()
+    log_p = F.logsigmoid(logits)
+    log_not_p = F.logsigmoid(-logits)
+    loss_pos = -torch.exp(gamma_pos * log_not_p) * log_p
+    loss_neg = -torch.exp(gamma_neg * log_p) * log_not_p
+    pseudo_pos = (torch.sigmoid(logits.detach()) > tau).float()
+    unobserved = 1 - target
+    weight_pos = target + lambda_pos * unobserved * pseudo_pos
+    weight_neg = lambda_neg * unobserved * (1 - pseudo_pos)
+    loss = weight_pos * loss_pos + weight_neg * loss_neg
+    return loss.sum(1).mean()
+
+
+@MODELS.register_module()
+class LASDLoss(nn.Module):
+    """Leveraged asymmetric loss with disambiguation, LASD (SPEC 5).
+
+    ``lambda_neg`` is either given or derived from Theorem 5.4 of the paper,
+    ``lambda_neg = (1 + lambda_pos (kbar - 1)) / (K - kbar)``, from the
+    dataset's average number of positives per image ``avg_positives``
+    (kbar) and ``num_classes`` (K). Special cases: ``tau=1`` turns the
+    disambiguation off (every unobserved label is a negative, the paper's
+    "leverage only" row); with ``tau=1`` and both gammas 0 it is WAN, with
+    ``lambda_pos = lambda_neg = tau = 1`` it is ASL without clipping. The
+    consistency term of the paper is separate: ``ViewConsistency`` on the
+    head.
+
+    Args:
+        lambda_pos (float): Leverage lambda_+ of pseudo positives, >= 0
+            (Table 4: VOC 0.10, COCO 0.03, NUS 0.015, CUB 0.005).
+        tau (float): Disambiguation threshold tau in [0, 1]; an unobserved
+            label with ``p > tau`` is a pseudo positive (Table 4: 0.90, 0.90,
+            0.95, 0.93).
+        gamma_pos (float): Focusing parameter gamma_+ >= 0. Defaults to 0.
+        gamma_neg (float): Focusing parameter gamma_- >= 0. Defaults to 4.
+        lambda_neg (float, optional): Leverage lambda_- of pseudo negatives,
+            >= 0. Give it, or give ``avg_positives`` and ``num_classes``.
+        avg_positives (float, optional): Average positives per image kbar,
+            in (1, num_classes), for Theorem 5.4.
+        num_classes (int, optional): Number of classes K, for Theorem 5.4;
+            the logits must then have K columns.
+
+    Example:
+        >>> head = dict(
+        ...     type='SPMLLinearClsHead', num_classes=20, in_channels=2048,
+        ...     loss=dict(type='LASDLoss', lambda_pos=0.1, tau=0.9,
+        ...               avg_positives=1.46, num_classes=20))
+    """
+
+    def __init__(self,
+                 lambda_pos: float,
+                 tau: float,
+                 gamma_pos: float = 0.,
+                 gamma_neg: float = 4.,
+                 lambda_neg: Optional[float] = None,
+                 avg_positives: Optional[float] = None,
+                 num_classes: Optional[int] = None):
+        super().__init__()
+        for name, value in (('lambda_pos', lambda_pos),
+                            ('gamma_pos', gamma_pos), ('gamma_neg',
+                                                       gamma_neg)):
+            if value < 0:
+                raise ValueError(f'{name} must be >= 0, got {value}')
+        if not 0 <= tau <= 1:
+            raise ValueError(f'tau must be in [0, 1], got {tau}')
+        theorem = avg_positives is not None or num_classes is not None
+        if lambda_neg is not None and theorem:
+            raise ValueError(
+                'give either lambda_neg or avg_positives and num_classes '
+                '(Theorem 5.4), not both')
+        if lambda_neg is None:
+            if avg_positives is None or num_classes is None:
+                raise ValueError(
+                    'lambda_neg is not given: set avg_positives (kbar) and '
+                    'num_classes (K) to derive it from Theorem 5.4')
+            if not 1 < avg_positives < num_classes:
+                raise ValueError(
+                    f'avg_positives must be in (1, num_classes={num_classes})'
+                    f', got {avg_positives}')
+            lambda_neg = theorem_5_4_lambda_neg(lambda_pos, avg_positives,
+                                                num_classes)
+        elif lambda_neg < 0:
+            raise ValueError(f'lambda_neg must be >= 0, got {lambda_neg}')
+        self.lambda_pos = lambda_pos
+        self.lambda_neg = lambda_neg
+        self.tau = tau
+        self.gamma_pos = gamma_pos
+        self.gamma_neg = gamma_neg
+        self.num_classes = num_classes
+
+    def forward(self, cls_score: torch.Tensor,
+                target: torch.Tensor) -> torch.Tensor:
+        check_target(cls_score, target)
+        if self.num_classes is not None and \
+                cls_score.size(1) != self.num_classes:
+            raise ValueError(
+                f'LASDLoss derived lambda_neg for num_classes='
+                f'{self.num_classes} but the logits have {cls_score.size(1)} '
+                'classes; make loss.num_classes and head.num_classes agree')
+        return lasd_loss(cls_score, target, self.lambda_pos, self.lambda_neg,
+                         self.tau, self.gamma_pos, self.gamma_neg)
+
+    def extra_repr(self) -> str:
+        return (f'lambda_pos={self.lambda_pos}, lambda_neg={self.lambda_neg:.6g}'
+                f', tau={self.tau}, gamma_pos={self.gamma_pos}, '
+                f'gamma_neg={self.gamma_neg}')
