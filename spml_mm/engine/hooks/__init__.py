@@ -1,4 +1,7 @@
 from .dataset_check_hook import SPMLDatasetCheckHook
+from .multi_view_check_hook import MultiViewCheckHook
 from .safe_checkpoint_hook import SafeCheckpointHook
 
-__all__ = ['SPMLDatasetCheckHook', 'SafeCheckpointHook']
+__all__ = [
+    'MultiViewCheckHook', 'SPMLDatasetCheckHook', 'SafeCheckpointHook'
+]
