@@ -55,8 +55,6 @@ def parse_args():
 
 def merge_args(cfg, args):
     """Merge command-line arguments into the config."""
-    if args.no_validate:
-        cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
     cfg.launcher = args.launcher
     if args.work_dir is not None:
         cfg.work_dir = args.work_dir
@@ -83,6 +81,9 @@ def merge_args(cfg, args):
             loader.persistent_workers = False
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)
+    if args.no_validate:
+        cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
+        cfg.default_hooks.checkpoint.save_best = None
     return cfg
 
 

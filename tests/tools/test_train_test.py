@@ -1,0 +1,89 @@
+"""End-to-end runs of tools/ on a tiny demo dataset."""
+import glob
+import os
+import os.path as osp
+import re
+import socket
+
+import pytest
+import torch
+
+from tests.conftest import PYTHON, run_tool
+
+CONFIG = 'configs/an/vgg11bn_demo.py'
+
+
+def tiny_options(data_root, epochs):
+    return [
+        '--cfg-options', f'train_cfg.max_epochs={epochs}',
+        f'train_dataloader.dataset.data_root={data_root}',
+        f'val_dataloader.dataset.data_root={data_root}',
+        f'test_dataloader.dataset.data_root={data_root}',
+        'randomness.seed=0', 'randomness.deterministic=True'
+    ]
+
+
+def test_mmengine_runner_trains_and_tests(tiny_demo, tmp_path):
+    work = str(tmp_path / 'run')
+    out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', work] +
+                   tiny_options(tiny_demo, 1))
+    assert 'SPMLDataset train: 128 images, 10 classes' in out
+    assert re.search(r'Epoch\(val\) \[1\]\[\d+/\d+\]\s+spml/mAP: \d+', out)
+    best = glob.glob(osp.join(work, 'best_spml_mAP_epoch_1.pth'))
+    assert best, os.listdir(work)
+    out = run_tool([PYTHON, 'tools/test.py', CONFIG, best[0], '--work-dir',
+                    work, '--out', str(tmp_path / 'preds.pkl')] +
+                   tiny_options(tiny_demo, 1))
+    found = re.search(r'Epoch\(test\).*spml/mAP: ([\d.]+)', out)
+    assert found and 0 < float(found.group(1)) <= 100
+    assert osp.getsize(tmp_path / 'preds.pkl') > 0
+
+
+def test_resume_continues_to_the_same_weights(tiny_demo, tmp_path):
+    full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
+    run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', full,
+              '--no-validate'] + tiny_options(tiny_demo, 2))
+    run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', part,
+              '--no-validate'] + tiny_options(tiny_demo, 1))
+    out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', part,
+                    '--no-validate', '--resume'] + tiny_options(tiny_demo, 2))
+    assert 'resumed epoch: 1' in out
+    a = torch.load(osp.join(full, 'epoch_2.pth'), weights_only=True)
+    b = torch.load(osp.join(part, 'epoch_2.pth'), weights_only=True)
+    assert b['meta']['epoch'] == 2
+    for key, value in a['state_dict'].items():
+        torch.testing.assert_close(b['state_dict'][key], value)
+    state_a = a['optimizer']['state']
+    assert state_a and b['optimizer']['state'][0]['step'] == state_a[0][
+        'step']
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def test_two_process_gloo_training(tiny_demo, tmp_path):
+    work = str(tmp_path / 'dist')
+    env = dict(os.environ, PORT=str(free_port()), PYTHON=PYTHON)
+    out = run_tool(['bash', 'tools/dist_train.sh', CONFIG, '2', '--work-dir',
+                    work] + tiny_options(tiny_demo, 1), env=env)
+    assert 'Distributed training: True' in out
+    # 128 images / (2 ranks x 32) = 2 iterations per rank and epoch
+    assert re.search(r'Epoch\(train\) \[1\]\[2/2\]', out)
+    assert osp.isfile(osp.join(work, 'epoch_1.pth'))
+    env['PORT'] = str(free_port())
+    out = run_tool(['bash', 'tools/dist_test.sh', CONFIG,
+                    osp.join(work, 'epoch_1.pth'), '2', '--work-dir', work] +
+                   tiny_options(tiny_demo, 1), env=env)
+    assert re.search(r'Epoch\(test\).*spml/mAP', out)
+
+
+def test_head_and_dataset_disagree(tiny_demo, tmp_path):
+    with pytest.raises(pytest.fail.Exception,
+                       match=r'model.head.num_classes=7 but the train '
+                       r'dataset \(SPMLDataset\) has 10 classes'):
+        run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir',
+                  str(tmp_path)] + tiny_options(tiny_demo, 1) +
+                 ['model.head.num_classes=7'])
