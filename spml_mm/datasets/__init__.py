@@ -1,9 +1,19 @@
+from .coco import SPMLCOCO, load_coco_split
+from .cub import SPMLCUB, load_cub_split
 from .demo import make_demo_dataset
+from .layout import ParsedSplit, SPMLLayoutDataset
+from .multilabel import SPMLMultiLabelDataset, load_multilabel_annotations
+from .nuswide import SPMLNUSWIDE, load_nuswide_split
+from .prepare import prepare_official
 from .protocol import observe_uniform, split_train_val
 from .spml_dataset import SPMLDataset
 from .transforms import SinglePositiveLabel
+from .voc import SPMLVOC, load_voc_split
 
 __all__ = [
     'SPMLDataset', 'SinglePositiveLabel', 'make_demo_dataset',
-    'observe_uniform', 'split_train_val'
+    'observe_uniform', 'split_train_val', 'ParsedSplit', 'SPMLLayoutDataset',
+    'SPMLVOC', 'SPMLCOCO', 'SPMLNUSWIDE', 'SPMLCUB', 'SPMLMultiLabelDataset',
+    'load_voc_split', 'load_coco_split', 'load_nuswide_split',
+    'load_cub_split', 'load_multilabel_annotations', 'prepare_official'
 ]

@@ -1,0 +1,113 @@
+"""Custom multi-label datasets in MMPretrain's annotation format."""
+import os.path as osp
+from typing import Optional, Sequence
+
+import mmengine
+import numpy as np
+from mmpretrain.registry import DATASETS
+
+from .layout import ParsedSplit, SPMLLayoutDataset, require_path
+
+MULTILABEL_LAYOUT = """\
+an annotation file as MMPretrain's MultiLabelDataset reads (json, yaml or
+pickle):
+  {"metainfo": {"classes": ["cat", "dog", ...]},
+   "data_list": [{"img_path": "a.jpg", "gt_label": [0, 2]}, ...]}
+with img_path relative to data_root/data_prefix."""
+
+
+def load_multilabel_annotations(
+        ann_file: str,
+        classes: Optional[Sequence[str]] = None) -> ParsedSplit:
+    """Read one split of a custom dataset from a ``MultiLabelDataset`` file.
+
+    Images without a label are dropped and counted; rows keep the file's
+    order.
+
+    Args:
+        ann_file (str): The annotation file (``metainfo.classes`` and a
+            ``data_list`` of ``img_path`` and ``gt_label`` indices).
+        classes (Sequence[str], optional): Class names; default to the file's
+            ``metainfo.classes``.
+
+    Returns:
+        ParsedSplit: Paths as the file gives them; one column per class.
+    """
+    require_path(ann_file, 'custom dataset', MULTILABEL_LAYOUT)
+    data = mmengine.load(ann_file)
+    if not isinstance(data, dict) or 'data_list' not in data:
+        raise ValueError(f'{ann_file} has no `data_list`; expected\n'
+                         f'{MULTILABEL_LAYOUT}')
+    if classes is None:
+        classes = data.get('metainfo', {}).get('classes')
+    if classes is None:
+        raise ValueError(
+            f'{ann_file} has no `metainfo.classes`; add it to the file or '
+            'give `classes` to the dataset.')
+    items = data['data_list']
+    labels = np.zeros((len(items), len(classes)), dtype=np.float64)
+    for k, item in enumerate(items):
+        where = f'{ann_file}: data_list[{k}]'
+        if 'img_path' not in item or 'gt_label' not in item:
+            raise ValueError(f'{where} needs `img_path` and `gt_label`, got '
+                             f'{sorted(item)}.')
+        indices = np.asarray(item['gt_label']).reshape(-1)
+        if not indices.size:
+            continue
+        if (indices.dtype.kind not in 'iu' or indices.min() < 0
+                or indices.max() >= len(classes)):
+            raise ValueError(
+                f'{where} ({item["img_path"]}) has gt_label '
+                f'{item["gt_label"]}; labels are class indices in '
+                f'[0, {len(classes)}).')
+        labels[k, indices] = 1
+    images = np.array([item['img_path'] for item in items], dtype=str)
+    keep = labels.any(1)
+    return ParsedSplit(images[keep], labels[keep], tuple(classes), '',
+                       {'without positive': int((~keep).sum())})
+
+
+@DATASETS.register_module()
+class SPMLMultiLabelDataset(SPMLLayoutDataset):
+    """A custom multi-label dataset under the SPML protocol.
+
+    Reads two annotation files in the format of MMPretrain's
+    ``MultiLabelDataset`` (image path and label indices per image): one for
+    the official train split, divided into the protocol's ``train`` and
+    ``val`` splits, and one for the ``test`` split. The protocol is the one of
+    :class:`SPMLDataset` (single positive by :func:`observe_uniform`, train /
+    val split by :func:`split_train_val`); images without a label are dropped.
+
+    Args:
+        data_root (str): Root of the annotation files and the images.
+            Defaults to ``''``.
+        train_ann_file (str): Annotations of the training images, relative to
+            ``data_root``. Defaults to ``'train.json'``.
+        test_ann_file (str): Annotations of the test images, relative to
+            ``data_root``. Defaults to ``'test.json'``.
+        data_prefix (str): Image folder relative to ``data_root``. Defaults
+            to ``''``.
+        **kwargs: The other arguments of :class:`SPMLDataset` (``split``,
+            ``val_frac=0.2``, ``split_seed=1200``, ``observe_seed=1200``,
+            ``full_labels=False``, ``classes``, ``pipeline``...).
+
+    Example:
+        >>> train_dataloader = dict(dataset=dict(
+        ...     type='SPMLMultiLabelDataset', data_root='data/custom',
+        ...     train_ann_file='train.json', test_ann_file='test.json',
+        ...     data_prefix='images', split='train', pipeline=train_pipeline))
+    """
+
+    def __init__(self,
+                 data_root: str = '',
+                 train_ann_file: str = 'train.json',
+                 test_ann_file: str = 'test.json',
+                 **kwargs):
+        self.ann_files = dict(train=train_ann_file, val=test_ann_file)
+        super().__init__(data_root=data_root, **kwargs)
+
+    def parse_split(self, official_split: str) -> ParsedSplit:
+        ann_file = osp.join(self.data_root, self.ann_files[official_split])
+        classes = (None if self._classes_arg is None else
+                   self.metainfo['classes'])
+        return load_multilabel_annotations(ann_file, classes)
