@@ -1,6 +1,7 @@
 # MS-COCO 2014 in the interchange format under data/coco (tools/prepare_spml.py
 # coco): 65,665 train / 16,416 val / 40,137 test images, 2.94 positives per image. Images 448x448, random horizontal flip for
 # training (SPEC 1).
+# data/coco/images: link to the image folder (made by prepare_spml.py).
 dataset_type = 'SPMLDataset'
 data_root = 'data/coco'
 num_classes = 80
@@ -30,6 +31,7 @@ train_dataloader = dict(
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
+        data_prefix='images',
         split='train',
         pipeline=train_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=True))
@@ -40,6 +42,7 @@ val_dataloader = dict(
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
+        data_prefix='images',
         split='val',
         pipeline=test_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=False))
@@ -50,6 +53,7 @@ test_dataloader = dict(
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
+        data_prefix='images',
         split='test',
         pipeline=test_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=False))

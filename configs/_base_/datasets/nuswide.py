@@ -1,6 +1,7 @@
 # NUS-WIDE in the interchange format under data/nuswide (tools/prepare_spml.py
 # nuswide): 120,000 train / 30,000 val / 60,260 test images, 1.89 positives per image. Images 448x448, random horizontal flip for
 # training (SPEC 1).
+# data/nuswide/images: link to the image folder (made by prepare_spml.py).
 dataset_type = 'SPMLDataset'
 data_root = 'data/nuswide'
 num_classes = 81
@@ -30,6 +31,7 @@ train_dataloader = dict(
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
+        data_prefix='images',
         split='train',
         pipeline=train_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=True))
@@ -40,6 +42,7 @@ val_dataloader = dict(
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
+        data_prefix='images',
         split='val',
         pipeline=test_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=False))
@@ -50,6 +53,7 @@ test_dataloader = dict(
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
+        data_prefix='images',
         split='test',
         pipeline=test_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=False))
