@@ -1,7 +1,9 @@
 from .dataset_check_hook import SPMLDatasetCheckHook
 from .multi_view_check_hook import MultiViewCheckHook
+from .pseudo_label_hook import SPMLPseudoLabelHook
 from .safe_checkpoint_hook import SafeCheckpointHook
 
 __all__ = [
-    'MultiViewCheckHook', 'SPMLDatasetCheckHook', 'SafeCheckpointHook'
+    'MultiViewCheckHook', 'SPMLDatasetCheckHook', 'SafeCheckpointHook',
+    'SPMLPseudoLabelHook'
 ]

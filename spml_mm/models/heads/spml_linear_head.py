@@ -27,6 +27,10 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             multi-view training batches, e.g. ``dict(type='ViewConsistency',
             alpha=0.7)``, logged as ``loss_consistency``. The SPML loss
             always reads the first view only. Defaults to None.
+        label_bank (dict, optional): A per-sample label state, e.g.
+            ``dict(type='LabelBank')``, sized and updated by
+            :class:`SPMLPseudoLabelHook`; the batch's rows are passed to the
+            loss as keyword arguments (EM + APL). Defaults to None.
         init_cfg (dict, optional): Initialisation of the linear layer.
             Defaults to ``dict(type='Normal', layer='Linear', std=0.01)``.
 
@@ -42,6 +46,7 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
                  thr: Optional[float] = None,
                  topk: Optional[int] = None,
                  consistency: Optional[dict] = None,
+                 label_bank: Optional[dict] = None,
                  init_cfg: Optional[dict] = dict(
                      type='Normal', layer='Linear', std=0.01)):
         super().__init__(
@@ -52,6 +57,11 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             topk=topk,
             init_cfg=init_cfg)
         self.consistency = MODELS.build(consistency) if consistency else None
+        self.label_bank = None
+        if label_bank is not None:
+            self.label_bank = MODELS.build(
+                label_bank, default_args=dict(num_classes=num_classes))
+            self.label_bank.check_loss(self.loss_module)
 
     def observed_target(self,
                         data_samples: List[DataSample]) -> torch.Tensor:
@@ -73,6 +83,9 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
                   data_samples: List[DataSample], **kwargs) -> dict:
         views = split_views(cls_score, len(data_samples))
         target = self.observed_target(data_samples).to(cls_score.device)
+        if self.label_bank is not None:
+            self.label_bank.record(data_samples, views[0], target)
+            kwargs.update(self.label_bank.entries(data_samples))
         losses = dict(loss=self.loss_module(views[0], target, **kwargs))
         if self.consistency is not None:
             losses['loss_consistency'] = self.consistency(views)
