@@ -1,0 +1,169 @@
+"""Train and test every SPML method on the demo dataset, several seeds each.
+
+Every run goes through the real configs, ``tools/train.py`` and
+``tools/test.py``; the test mAP of the best validation checkpoint is kept.
+Writes ``docs/results/accuracy.{json,md,png}`` and re-renders
+``docs/RESULTS.md``.
+
+Example:
+    python tools/benchmark/accuracy.py --seeds 0 1 2
+    python tools/benchmark/accuracy.py --quick   # one tiny run per method (CI)
+"""
+import argparse
+import glob
+import json
+import os
+import os.path as osp
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+from mmengine.utils import ProgressBar
+
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
+from results_page import machine_summary, render_results_page  # noqa: E402
+
+#: method name -> (label in tables, demo config)
+METHODS = {
+    'an': ('AN', 'configs/an/vgg11bn_demo.py'),
+    'full': ('full-label BCE (upper bound)', 'configs/an/vgg11bn-full_demo.py'),
+    'gr': ('GR', 'configs/grloss/vgg11bn_demo.py'),
+    'em': ('EM', 'configs/em/vgg11bn_demo.py'),
+    'em_apl': ('EM + APL', 'configs/em_apl/vgg11bn_demo.py'),
+    'lasd': ('LASD', 'configs/lasd/vgg11bn_demo.py'),
+    'opml': ('OPML', 'configs/opml/vgg11bn_demo.py'),
+    'opml_sp': ('OPML-SP', 'configs/opml/vgg11bn-sp_demo.py'),
+}
+QUICK_OPTIONS = ['train_cfg.max_epochs=1', 'train_dataloader.dataset.indices=96']
+
+
+def run(cmd):
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f'{" ".join(cmd)} failed:\n{proc.stderr[-4000:]}')
+    return proc.stdout + proc.stderr
+
+
+def train_and_test(config, work_dir, seed, options):
+    """Train one configuration and return its test mAP and training time."""
+    opts = ['--cfg-options', f'randomness.seed={seed}', *options]
+    start = time.time()
+    run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
+         *opts])
+    seconds = time.time() - start
+    best = sorted(glob.glob(osp.join(work_dir, 'best_*.pth')))
+    out = run([sys.executable, 'tools/test.py', config, best[-1],
+               '--work-dir', work_dir, *opts])
+    found = re.findall(r'Epoch\(test\).*?spml/mAP: ([\d.]+)', out)
+    return float(found[-1]), seconds
+
+
+def summarize(results, methods):
+    """Mean, spread and the share of the AN-to-full gap per method."""
+    rows = {}
+    for name in methods:
+        runs = results.get(name, {})
+        if runs:
+            maps = np.array([r['mAP'] for r in runs.values()])
+            secs = np.array([r['seconds'] for r in runs.values()])
+            rows[name] = dict(mean=maps.mean(), std=maps.std(),
+                              n=len(maps), seconds=secs.mean())
+    if 'an' in rows and 'full' in rows:
+        gap = rows['full']['mean'] - rows['an']['mean']
+        for row in rows.values():
+            row['gap_closed'] = (row['mean'] - rows['an']['mean']) / gap
+    return rows
+
+
+def write_outputs(rows, out_dir, command, quick):
+    lines = [
+        '| method | test mAP (%) | spread (std) | seeds | share of AN-to-full '
+        'gap closed | training time (s) |', '| --- | --- | --- | --- | --- | '
+        '--- |'
+    ]
+    for name, row in rows.items():
+        gap = row.get('gap_closed')
+        gap = '-' if gap is None else f'{100 * gap:.0f}%'
+        lines.append(f'| {METHODS[name][0]} | {row["mean"]:.2f} | '
+                     f'{row["std"]:.2f} | {row["n"]} | {gap} | '
+                     f'{row["seconds"]:.0f} |')
+    note = ' (quick mode: 1 epoch on 96 images; not meaningful)' if quick \
+        else ''
+    md = '\n'.join([
+        f'Demo dataset, test mAP of the best validation epoch{note}.', '',
+        *lines, '', f'Command: `{command}`', '',
+        f'Machine: {machine_summary()}', '', '![accuracy](accuracy.png)', ''
+    ])
+    with open(osp.join(out_dir, 'accuracy.md'), 'w') as f:
+        f.write(md)
+
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    names = list(rows)
+    ax.bar([METHODS[n][0].replace(' (upper bound)', '') for n in names],
+           [rows[n]['mean'] for n in names],
+           yerr=[rows[n]['std'] for n in names], capsize=4,
+           color=['#888' if n in ('an', 'full') else '#3a7' for n in names])
+    low = min(rows[n]['mean'] - rows[n]['std'] for n in names)
+    ax.set_ylim(max(0, low - 5), 100)
+    ax.set_ylabel('test mAP (%)')
+    ax.set_title('SPML methods on the demo dataset (mean and std over seeds)')
+    plt.setp(ax.get_xticklabels(), rotation=20, ha='right')
+    fig.tight_layout()
+    fig.savefig(osp.join(out_dir, 'accuracy.png'), dpi=120)
+    print(md)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--methods', nargs='+', default=list(METHODS),
+                        choices=list(METHODS))
+    parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
+    parser.add_argument('--quick', action='store_true',
+                        help='one tiny run per method (1 epoch, 96 images)')
+    parser.add_argument('--work-root', default='work_dirs/benchmark')
+    parser.add_argument('--out-dir', default=None,
+                        help='defaults to docs/results (quick: the work root)')
+    parser.add_argument('--rerun', action='store_true',
+                        help='ignore results already in the json file')
+    args = parser.parse_args()
+    if args.quick:
+        args.seeds = args.seeds[:1]
+    out_dir = args.out_dir or (args.work_root if args.quick else osp.join(
+        REPO, 'docs', 'results'))
+    os.makedirs(out_dir, exist_ok=True)
+    if not osp.isfile(osp.join(REPO, 'data/demo/formatted_val_labels.npy')):
+        run([sys.executable, 'tools/make_demo_data.py'])
+
+    json_path = osp.join(out_dir, 'accuracy.json')
+    results = {}
+    if osp.isfile(json_path) and not args.rerun:
+        with open(json_path) as f:
+            results = json.load(f)
+    todo = [(m, s) for m in args.methods for s in args.seeds
+            if str(s) not in results.get(m, {})]
+    progress = ProgressBar(len(todo))
+    for method, seed in todo:
+        work_dir = osp.join(args.work_root, method, f'seed{seed}')
+        mAP, seconds = train_and_test(METHODS[method][1], work_dir, seed,
+                                      QUICK_OPTIONS if args.quick else [])
+        results.setdefault(method, {})[str(seed)] = dict(
+            mAP=mAP, seconds=seconds)
+        with open(json_path, 'w') as f:
+            json.dump(results, f, indent=1)
+        progress.update()
+    print()
+    command = 'python tools/benchmark/accuracy.py ' + ' '.join(sys.argv[1:])
+    write_outputs(summarize(results, args.methods), out_dir, command,
+                  args.quick)
+    if not args.quick:
+        render_results_page(osp.join(REPO, 'docs'))
+
+
+if __name__ == '__main__':
+    main()
