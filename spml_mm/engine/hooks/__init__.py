@@ -1,9 +1,10 @@
 from .dataset_check_hook import SPMLDatasetCheckHook
+from .epoch_hook import SPMLEpochHook
 from .multi_view_check_hook import MultiViewCheckHook
 from .pseudo_label_hook import SPMLPseudoLabelHook
 from .safe_checkpoint_hook import SafeCheckpointHook
 
 __all__ = [
     'MultiViewCheckHook', 'SPMLDatasetCheckHook', 'SafeCheckpointHook',
-    'SPMLPseudoLabelHook'
+    'SPMLEpochHook', 'SPMLPseudoLabelHook'
 ]

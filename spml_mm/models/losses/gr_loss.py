@@ -1,0 +1,135 @@
+from functools import partial
+from typing import Optional, Tuple, Union
+
+import torch
+from mmpretrain.registry import MODELS
+
+from .unified_spml_loss import (UnifiedSPMLLoss, gce_loss, gce_neg_loss,
+                                k_logistic, log_loss, unified_spml_loss,
+                                v_gaussian)
+
+Schedule = Union[float, Tuple[float, float]]
+
+
+def gr_loss(cls_score: torch.Tensor,
+            target: torch.Tensor,
+            w: Union[float, torch.Tensor],
+            b: Union[float, torch.Tensor],
+            mu: float,
+            sigma: float,
+            q1: Optional[float] = None,
+            q2: float = 0.01,
+            q3: float = 1.) -> torch.Tensor:
+    """Generalized robust loss at fixed parameters (SPEC 3, paper Eq. 4-14).
+
+    ``s * L1 + (1 - s) * v(p) [k(p) L2 + (1 - k(p)) L3]`` with
+    ``k = sigmoid(w p + b)`` and ``v = exp(-(p - mu)^2 / (2 sigma^2))`` on
+    detached ``p``, ``L2 = (1 - p^q2) / q2``, ``L3 = (1 - (1-p)^q3) / q3``.
+
+    Args:
+        cls_score (torch.Tensor): Logits z, shape (B, C).
+        target (torch.Tensor): Observed labels s in 0/1, shape (B, C).
+        w (float | torch.Tensor): Slope of k (beta's w); a (C,) tensor for
+            per-class values.
+        b (float | torch.Tensor): Intercept of k (beta's b).
+        mu (float): Centre of v (alpha's mu).
+        sigma (float): Width of v (alpha's sigma), > 0.
+        q1 (float, optional): L1 = (1 - p^q1) / q1 on the observed positive;
+            None for -log p (the release). Defaults to None.
+        q2 (float): Robustness q2 of L2. Defaults to 0.01.
+        q3 (float): Robustness q3 of L3. Defaults to 1.
+
+    Returns:
+        torch.Tensor: Mean over B x C.
+    """
+    return unified_spml_loss(
+        cls_score,
+        target,
+        k=partial(k_logistic, w=w, b=b),
+        v=partial(v_gaussian, mu=mu, sigma=sigma),
+        l1=log_loss if q1 is None else partial(gce_loss, q=q1),
+        l2=partial(gce_loss, q=q2),
+        l3=partial(gce_neg_loss, q=q3))
+
+
+def _pair(value: Schedule) -> Tuple[float, float]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,
+                                                                  value)
+
+
+@MODELS.register_module()
+class GRLoss(UnifiedSPMLLoss):
+    """Generalized robust (GR) loss for SPML (Chen et al. 2024; SPEC 3).
+
+    The unified framework (:class:`UnifiedSPMLLoss`) with the GR components:
+    the soft pseudo-label ``k(p; beta) = sigmoid(w p + b)``, the weight
+    ``v(p; alpha) = exp(-(p - mu)^2 / (2 sigma^2))`` of unobserved entries,
+    and the robust losses of paper Eq. 14. ``w``, ``b``, ``mu`` and ``sigma``
+    are ``(start, end)`` pairs moved before every epoch by ``SPMLEpochHook``
+    with the release's semantics (beta at ``epoch / T``, alpha at
+    ``(epoch + 1) / T``, 0-based epoch); a single number keeps the value
+    fixed. Defaults are the release's and the VOC column of Table 6.
+
+    Args:
+        w (float | tuple): Slope of k, ``(w0, wT)`` of beta. Defaults to
+            ``(0., 2.)``; Table 6: ``(0., 10.)`` on COCO, NUS-WIDE and CUB.
+        b (float | tuple): Intercept of k, ``(b0, bT)`` of beta. Defaults to
+            ``(-2., -2.)``; Table 6: ``(-2., -8.)`` on COCO, NUS-WIDE, CUB.
+        mu (float | tuple): Centre of v, ``(mu0, muT)`` of alpha. Defaults
+            to ``(0.5, 0.8)``.
+        sigma (float | tuple): Width of v, ``(sigma0, sigmaT)`` of alpha,
+            > 0. Defaults to ``(2., 0.5)``.
+        q1 (float, optional): q1 of ``L1 = (1 - p^q1) / q1`` on the observed
+            positive, > 0; None uses ``-log p`` as the release (the paper
+            writes q1 = 0.01). Defaults to None.
+        q2 (float): q2 of ``L2 = (1 - p^q2) / q2``, > 0. Defaults to 0.01.
+        q3 (float): q3 of ``L3 = (1 - (1-p)^q3) / q3``, > 0. Defaults to 1
+            (1.5 on CUB in Table 6).
+        trainable_beta (bool): Learn ``(w, b)`` per class online instead of
+            scheduling them (the paper's Table 3, last row), starting at
+            their start values. Defaults to False.
+        num_classes (int, optional): Number of classes C, required with
+            ``trainable_beta``. Defaults to None.
+
+    Example:
+        >>> # COCO, Table 6
+        >>> loss = dict(type='GRLoss', w=(0., 10.), b=(-2., -8.),
+        ...             mu=(0.5, 0.8), sigma=(2., 0.5), q2=0.01, q3=1.)
+        >>> head = dict(type='SPMLLinearClsHead', num_classes=80,
+        ...             in_channels=2048, loss=loss)
+        >>> custom_hooks = [dict(type='SPMLEpochHook')]
+    """
+
+    def __init__(self,
+                 w: Schedule = (0., 2.),
+                 b: Schedule = (-2., -2.),
+                 mu: Schedule = (0.5, 0.8),
+                 sigma: Schedule = (2., 0.5),
+                 q1: Optional[float] = None,
+                 q2: float = 0.01,
+                 q3: float = 1.,
+                 trainable_beta: bool = False,
+                 num_classes: Optional[int] = None):
+        for name, q in (('q1', q1), ('q2', q2), ('q3', q3)):
+            if not (q is None and name == 'q1' or
+                    isinstance(q, (int, float)) and q > 0):
+                raise ValueError(f'{name} must be a number > 0'
+                                 f'{" or None" if name == "q1" else ""}, '
+                                 f'got {q!r}')
+        for name, value in (('w', w), ('b', b), ('mu', mu), ('sigma', sigma)):
+            if not isinstance(value, (int, float)) and not (
+                    isinstance(value, (tuple, list)) and len(value) == 2):
+                raise ValueError(f'{name} must be a number or a (start, end) '
+                                 f'pair, got {value!r}')
+        if min(_pair(sigma)) <= 0:
+            raise ValueError('sigma must be > 0 at both ends of its schedule'
+                             f', got {sigma!r}')
+        super().__init__(
+            preset='gr',
+            k=dict(type='logistic', w=w, b=b),
+            v=dict(type='gaussian', mu=mu, sigma=sigma),
+            l1=dict(type='log') if q1 is None else dict(type='gce', q=q1),
+            l2=dict(type='gce', q=q2),
+            l3=dict(type='gce_neg', q=q3),
+            trainable_k=trainable_beta,
+            num_classes=num_classes)

@@ -1,0 +1,409 @@
+"""The unified SPML loss framework of the GR paper (SPEC 3, paper Table 1).
+
+Every entry of the (B, C) logit matrix costs
+
+    ``s * L1(z) + (1 - s) * v(p) * [k(p) * L2(z) + (1 - k(p)) * L3(z)]``
+
+and the loss is the mean over B x C. ``k(p)`` is the soft pseudo-label of an
+unobserved entry (the chance that it is a missed positive), ``v(p)`` its
+weight, ``L1`` the loss of the observed positive, ``L2`` and ``L3`` the losses
+of an unobserved entry taken as positive and as negative. ``k`` and ``v`` read
+the probabilities ``p = sigmoid(z)`` detached from the graph. Each component
+is a small function chosen by name in the config; the paper's Table 1 columns
+are the entries of :data:`PRESETS`.
+"""
+import copy
+import inspect
+import logging
+from functools import partial
+from typing import Callable, Dict, Optional, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from mmengine.logging import print_log
+from mmpretrain.registry import MODELS
+
+from .utils import check_target
+
+# --- k(p): soft pseudo-label of an unobserved entry ------------------------
+
+
+def k_logistic(p: torch.Tensor, w, b) -> torch.Tensor:
+    """GR's ``k(p; beta) = sigmoid(w * p + b)``, paper Eq. 7."""
+    return torch.sigmoid(w * p + b)
+
+
+def k_constant(p: torch.Tensor, value: float) -> torch.Tensor:
+    """The same pseudo-label everywhere (0: assume negative)."""
+    return torch.full_like(p, value)
+
+
+def k_threshold(p: torch.Tensor, tau: float) -> torch.Tensor:
+    """Hard pseudo-labeling: 1 where ``p > tau``, else 0 (SPLC, EM)."""
+    return (p > tau).to(p.dtype)
+
+
+# --- v(p): weight of an unobserved entry ------------------------------------
+
+
+def v_gaussian(p: torch.Tensor, mu: float, sigma: float) -> torch.Tensor:
+    """GR's ``v(p; alpha) = exp(-(p - mu)^2 / (2 sigma^2))``, paper Eq. 11."""
+    return torch.exp(-(p - mu)**2 / (2 * sigma**2))
+
+
+def v_constant(p: torch.Tensor, weight: float) -> torch.Tensor:
+    """The same weight everywhere (EM's alpha, WAN's lambda)."""
+    return torch.full_like(p, weight)
+
+
+def v_threshold(p: torch.Tensor,
+                tau: float,
+                below: float = 1.,
+                above: float = 0.) -> torch.Tensor:
+    """``below`` where ``p <= tau`` and ``above`` elsewhere (EN ignores the
+    confident unobserved entries with ``above=0``)."""
+    return torch.where(p > tau, above, below).to(p.dtype)
+
+
+# --- L(z): per-entry loss terms, stable in the logits ----------------------
+
+
+def log_loss(z: torch.Tensor) -> torch.Tensor:
+    """``-log p``: BCE on a positive."""
+    return -F.logsigmoid(z)
+
+
+def log_neg_loss(z: torch.Tensor) -> torch.Tensor:
+    """``-log(1 - p)``: BCE on a negative."""
+    return -F.logsigmoid(-z)
+
+
+def gce_loss(z: torch.Tensor, q: float) -> torch.Tensor:
+    """``(1 - p^q) / q``, paper Eq. 14 (BCE as q -> 0, MAE at q = 1)."""
+    return -torch.expm1(q * F.logsigmoid(z)) / q
+
+
+def gce_neg_loss(z: torch.Tensor, q: float) -> torch.Tensor:
+    """``(1 - (1 - p)^q) / q``, paper Eq. 14's L3."""
+    return gce_loss(-z, q)
+
+
+def neg_entropy_loss(z: torch.Tensor) -> torch.Tensor:
+    """``p log p + (1 - p) log(1 - p)`` = ``-H(p)``: EM's unobserved term."""
+    return torch.sigmoid(z) * F.logsigmoid(z) + torch.sigmoid(
+        -z) * F.logsigmoid(-z)
+
+
+def hill_loss(z: torch.Tensor, lam: float = 1.5) -> torch.Tensor:
+    """Hill's negative loss ``(lam - p) p^2`` (Zhang et al. 2021)."""
+    p = torch.sigmoid(z)
+    return (lam - p) * p**2
+
+
+def focal_margin_loss(z: torch.Tensor,
+                      margin: float = 1.,
+                      gamma: float = 2.) -> torch.Tensor:
+    """Focal margin positive loss ``-(1 - p_m)^gamma log p_m`` with
+    ``p_m = sigmoid(z - margin)`` (Zhang et al. 2021)."""
+    return -torch.sigmoid(margin - z)**gamma * F.logsigmoid(z - margin)
+
+
+K_FUNCTIONS: Dict[str, Callable] = dict(
+    logistic=k_logistic, constant=k_constant, threshold=k_threshold)
+V_FUNCTIONS: Dict[str, Callable] = dict(
+    gaussian=v_gaussian, constant=v_constant, threshold=v_threshold)
+LOSS_TERMS: Dict[str, Callable] = dict(
+    log=log_loss,
+    log_neg=log_neg_loss,
+    gce=gce_loss,
+    gce_neg=gce_neg_loss,
+    neg_entropy=neg_entropy_loss,
+    hill=hill_loss,
+    focal_margin=focal_margin_loss)
+
+#: The columns of the GR paper's Table 1 as component configs. ``None`` for
+#: L2 or L3 means the term is absent (the paper's "undefined").
+PRESETS: Dict[str, dict] = dict(
+    # AN: every unobserved entry is a negative (SPEC 2)
+    an=dict(
+        k=dict(type='constant', value=0.),
+        v=dict(type='constant', weight=1.),
+        l1=dict(type='log'),
+        l2=None,
+        l3=dict(type='log_neg')),
+    # EN (Verelst et al. 2023): confident unobserved entries are ignored,
+    # the others are negatives; the paper's ranking becomes a threshold
+    en=dict(
+        k=dict(type='constant', value=0.),
+        v=dict(type='threshold', tau=0.5, below=1., above=0.),
+        l1=dict(type='log'),
+        l2=None,
+        l3=dict(type='log_neg')),
+    # EM (Zhou et al. 2022): maximise the entropy of unobserved entries with
+    # weight alpha; APL's pseudo-negatives are per-sample state (EMLoss)
+    em=dict(
+        k=dict(type='constant', value=1.),
+        v=dict(type='constant', weight=0.1),
+        l1=dict(type='log'),
+        l2=dict(type='neg_entropy'),
+        l3=None),
+    # Hill (Zhang et al. 2021), lambda 1.5
+    hill=dict(
+        k=dict(type='constant', value=0.),
+        v=dict(type='constant', weight=1.),
+        l1=dict(type='log'),
+        l2=None,
+        l3=dict(type='hill', lam=1.5)),
+    # Focal margin + SPLC (Zhang et al. 2021): unobserved entries above tau
+    # are taken as positives; release defaults tau 0.6, margin 1, gamma 2
+    splc=dict(
+        k=dict(type='threshold', tau=0.6),
+        v=dict(type='constant', weight=1.),
+        l1=dict(type='focal_margin', margin=1., gamma=2.),
+        l2=dict(type='focal_margin', margin=1., gamma=2.),
+        l3=dict(type='hill', lam=1.5)),
+    # GR loss (SPEC 3), the release defaults
+    gr=dict(
+        k=dict(type='logistic', w=(0., 2.), b=(-2., -2.)),
+        v=dict(type='gaussian', mu=(0.5, 0.8), sigma=(2., 0.5)),
+        l1=dict(type='log'),
+        l2=dict(type='gce', q=0.01),
+        l3=dict(type='gce_neg', q=1.)))
+
+# valid range of a component argument, checked on every schedule end point
+_DOMAINS = dict(
+    q=(lambda x: x > 0, '> 0'),
+    sigma=(lambda x: x > 0, '> 0'),
+    tau=(lambda x: 0 <= x <= 1, 'in [0, 1]'),
+    gamma=(lambda x: x >= 0, '>= 0'))
+
+def unified_spml_loss(cls_score: torch.Tensor,
+                      target: torch.Tensor,
+                      k: Callable,
+                      v: Callable,
+                      l1: Callable,
+                      l2: Optional[Callable] = None,
+                      l3: Optional[Callable] = None) -> torch.Tensor:
+    """The framework's loss for given components (paper Eq. 4-5).
+
+    Args:
+        cls_score (torch.Tensor): Logits z, shape (B, C).
+        target (torch.Tensor): Observed labels s in 0/1, shape (B, C).
+        k (Callable): Soft pseudo-label k(p), a function of the detached
+            probabilities (B, C).
+        v (Callable): Weight v(p) of unobserved entries, a function of the
+            detached probabilities.
+        l1 (Callable): Loss L1 of the observed positive, a function of z.
+        l2 (Callable, optional): Loss L2 of an unobserved entry taken as
+            positive; None for no term. Defaults to None.
+        l3 (Callable, optional): Loss L3 of an unobserved entry taken as
+            negative; None for no term. Defaults to None.
+
+    Returns:
+        torch.Tensor: Mean over B x C, float32.
+    """
+    z = cls_score.float()
+    p = torch.sigmoid(z).detach()
+    k_p = k(p)
+    unobserved = torch.zeros_like(z)
+    if l2 is not None:
+        unobserved = unobserved + k_p * l2(z)
+    if l3 is not None:
+        unobserved = unobserved + (1 - k_p) * l3(z)
+    return torch.where(target > 0, l1(z), v(p) * unobserved).mean()
+
+
+def _split_component(cfg: Optional[dict], table: Dict[str, Callable],
+                     name: str) -> Optional[Tuple[Callable, dict]]:
+    """Look a component config up and check its arguments and their ranges.
+    """
+    if cfg is None:
+        return None
+    cfg = dict(cfg)
+    kind = cfg.pop('type', None)
+    if kind not in table:
+        raise ValueError(f'{name}.type must be one of {sorted(table)}, got '
+                         f'{kind!r}')
+    func = table[kind]
+    try:
+        inspect.signature(func).bind(None, **cfg)
+    except TypeError as err:
+        raise ValueError(f'{name}={dict(type=kind, **cfg)}: {err}') from None
+    for arg, value in cfg.items():
+        ends = value if isinstance(value, (tuple, list)) else (value, )
+        if len(ends) not in (1, 2):
+            raise ValueError(f'{name}.{arg} must be a number or a (start, '
+                             f'end) pair, got {value!r}')
+        check, valid = _DOMAINS.get(arg, (lambda x: True, ''))
+        if not all(check(x) for x in ends):
+            raise ValueError(f'{name}.{arg} must be {valid} (at every point '
+                             f'of its schedule), got {value!r}')
+    return func, cfg
+
+
+def _at(args: dict, progress: float) -> dict:
+    """Values of the arguments at ``progress`` along their linear schedules.
+    """
+    out = {}
+    for arg, value in args.items():
+        if isinstance(value, (tuple, list)):
+            start, end = value
+            value = start + (end - start) * progress
+        out[arg] = value
+    return out
+
+
+@MODELS.register_module()
+class UnifiedSPMLLoss(nn.Module):
+    """The GR paper's unified SPML loss: pluggable k, v, L1, L2, L3 (SPEC 3).
+
+    ``s * L1 + (1 - s) * v(p) * [k(p) L2 + (1 - k(p)) L3]`` averaged over
+    B x C, with ``k`` and ``v`` computed from detached probabilities. A
+    component is a dict naming a function and its arguments; a ``(start,
+    end)`` pair makes an argument of ``k`` or ``v`` follow a linear epoch
+    schedule, set by :meth:`set_epoch` (called by ``SPMLEpochHook``) with the
+    GR release's semantics: k's arguments use ``epoch / T``, v's
+    ``(epoch + 1) / T`` (0-based epoch). Before the first call they sit at
+    their start values.
+
+    Components (names and arguments):
+
+    - ``k``: ``logistic(w, b)``, ``constant(value)``, ``threshold(tau)``.
+    - ``v``: ``gaussian(mu, sigma)``, ``constant(weight)``,
+      ``threshold(tau, below=1, above=0)``.
+    - ``l1``, ``l2``, ``l3``: ``log`` (-log p), ``log_neg`` (-log(1-p)),
+      ``gce(q)`` ((1-p^q)/q), ``gce_neg(q)`` ((1-(1-p)^q)/q),
+      ``neg_entropy`` (p log p + (1-p) log(1-p)), ``hill(lam=1.5)``,
+      ``focal_margin(margin=1, gamma=2)``.
+
+    Args:
+        preset (str): Table-1 column to start from: ``'an'``, ``'en'``,
+            ``'em'``, ``'hill'``, ``'splc'`` or ``'gr'`` (see
+            :data:`PRESETS`). Defaults to ``'gr'``.
+        k (dict, optional): Soft pseudo-label k(p; beta), replacing the
+            preset's. Defaults to None (the preset's).
+        v (dict, optional): Weight v(p; alpha) of unobserved entries.
+            Defaults to None (the preset's).
+        l1 (dict, optional): Loss L1 of the observed positive. Defaults to
+            None (the preset's).
+        l2 (dict, optional): Loss L2 of an unobserved entry taken as
+            positive. Defaults to None (the preset's, which may be no term).
+        l3 (dict, optional): Loss L3 of an unobserved entry taken as
+            negative. Defaults to None (the preset's, which may be no term).
+        trainable_k (bool): Learn k's arguments per class by gradient descent
+            instead of scheduling them (the paper's Table 3, last row; only
+            for ``logistic``): ``w`` and ``b`` become (C,) parameters
+            initialised at their start values and trained by the runner's
+            optimizer (give them their own rate with
+            ``paramwise_cfg.custom_keys={'loss_module': ...}``). Defaults to
+            False.
+        num_classes (int, optional): Number of classes C; required with
+            ``trainable_k``. Defaults to None.
+
+    Example:
+        >>> # Hill loss as a framework instance, with Hill's lambda changed
+        >>> loss = dict(type='UnifiedSPMLLoss', preset='hill',
+        ...             l3=dict(type='hill', lam=2.))
+        >>> head = dict(type='SPMLLinearClsHead', num_classes=20,
+        ...             in_channels=2048, loss=loss)
+        >>> custom_hooks = [dict(type='SPMLEpochHook')]  # for schedules
+    """
+
+    def __init__(self,
+                 preset: str = 'gr',
+                 k: Optional[dict] = None,
+                 v: Optional[dict] = None,
+                 l1: Optional[dict] = None,
+                 l2: Optional[dict] = None,
+                 l3: Optional[dict] = None,
+                 trainable_k: bool = False,
+                 num_classes: Optional[int] = None):
+        super().__init__()
+        if preset not in PRESETS:
+            raise ValueError(
+                f'preset must be one of {sorted(PRESETS)}, got {preset!r}')
+        parts = copy.deepcopy(PRESETS[preset])
+        for name, cfg in dict(k=k, v=v, l1=l1, l2=l2, l3=l3).items():
+            if cfg is not None:
+                parts[name] = cfg
+        self.k_func, self.k_args = _split_component(parts['k'], K_FUNCTIONS,
+                                                    'k')
+        self.v_func, self.v_args = _split_component(parts['v'], V_FUNCTIONS,
+                                                    'v')
+        self.terms = {}
+        for name in ('l1', 'l2', 'l3'):
+            term = _split_component(parts[name], LOSS_TERMS, name)
+            if term and any(
+                    isinstance(x, (tuple, list)) for x in term[1].values()):
+                raise ValueError(f'{name} takes fixed arguments; only k and '
+                                 'v follow epoch schedules')
+            self.terms[name] = term and partial(term[0], **term[1])
+        self.trainable_k = trainable_k
+        if trainable_k:
+            if self.k_func is not k_logistic:
+                raise ValueError(
+                    "trainable_k needs k=dict(type='logistic', ...)")
+            if not (isinstance(num_classes, int) and num_classes > 0):
+                raise ValueError('trainable_k needs num_classes (an int > 0)'
+                                 f', got {num_classes!r}')
+            self.k_params = nn.ParameterDict({
+                arg: nn.Parameter(torch.full((num_classes, ), float(start)))
+                for arg, start in _at(self.k_args, 0.).items()
+            })
+        self._k_now = _at(self.k_args, 0.)
+        self._v_now = _at(self.v_args, 0.)
+        # warn at the first training forward if nothing moves the schedules
+        self._expect_set_epoch = any(
+            isinstance(x, (tuple, list)) and x[0] != x[1]
+            for x in [*self.k_args.values(), *self.v_args.values()])
+
+    def set_epoch(self, epoch: int, max_epochs: int) -> Dict[str, float]:
+        """Move the scheduled arguments of k and v to a training epoch.
+
+        Args:
+            epoch (int): 0-based epoch about to run (``runner.epoch``).
+            max_epochs (int): Number of training epochs T.
+
+        Returns:
+            dict: The scheduled arguments now (learned ones as their mean
+            over classes), by name, for logging.
+        """
+        if not 0 <= epoch < max_epochs:
+            raise ValueError(f'epoch must be in [0, max_epochs={max_epochs})'
+                             f', got {epoch}')
+        self._k_now = _at(self.k_args, epoch / max_epochs)
+        self._v_now = _at(self.v_args, (epoch + 1) / max_epochs)
+        self._expect_set_epoch = False
+        values = {}
+        for prefix, now, args in (('k', self._k_now, self.k_args),
+                                  ('v', self._v_now, self.v_args)):
+            for arg, value in args.items():
+                if isinstance(value, (tuple, list)):
+                    values[arg if arg not in values else
+                           f'{prefix}_{arg}'] = now[arg]
+        if self.trainable_k:
+            values.update({
+                arg: float(param.detach().mean())
+                for arg, param in self.k_params.items()
+            })
+        return values
+
+    def forward(self, cls_score: torch.Tensor,
+                target: torch.Tensor) -> torch.Tensor:
+        check_target(cls_score, target, require_positive=True)
+        if self._expect_set_epoch and self.training:
+            self._expect_set_epoch = False  # warn once
+            print_log(
+                f'{type(self).__name__} has epoch schedules but set_epoch '
+                "was never called: add dict(type='SPMLEpochHook') to "
+                'custom_hooks, or they stay at their start values',
+                logger='current',
+                level=logging.WARNING)
+        k_args = dict(self.k_params) if self.trainable_k else self._k_now
+        return unified_spml_loss(
+            cls_score,
+            target,
+            k=partial(self.k_func, **k_args),
+            v=partial(self.v_func, **self._v_now),
+            **self.terms)
