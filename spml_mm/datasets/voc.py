@@ -16,7 +16,7 @@ VOC_CLASSES = ('aeroplane', 'bicycle', 'bird', 'boat', 'bottle', 'bus', 'car',
 VOC_LAYOUT = """\
 ROOT/                         (where VOCtrainval_11-May-2012.tar was extracted)
   VOCdevkit/VOC2012/          (ROOT may also be this folder itself)
-    ImageSets/Main/<class>_{train,val}.txt   (20 classes, `<image id> <-1|0|1>`)
+    ImageSets/Main/<class>_{train,val}.txt  (`<image id> <-1|0|1>` lines)
     JPEGImages/<image id>.jpg"""
 
 
@@ -25,10 +25,10 @@ def _voc2012_dir(root: str) -> str:
     for sub in ('VOCdevkit/VOC2012', ''):
         if osp.isdir(osp.join(root, sub, 'ImageSets', 'Main')):
             return sub
+    nested = osp.join(root, 'VOCdevkit', 'VOC2012', 'ImageSets', 'Main')
     raise FileNotFoundError(
-        f'VOC 2012: neither {osp.join(root, "VOCdevkit/VOC2012/ImageSets/Main")}'
-        f' nor {osp.join(root, "ImageSets/Main")} exists. Expected layout:\n'
-        f'{VOC_LAYOUT}')
+        f'VOC 2012: neither {nested} nor {osp.join(root, "ImageSets", "Main")}'
+        f' exists. Expected layout:\n{VOC_LAYOUT}')
 
 
 def load_voc_split(root: str, split: str) -> ParsedSplit:
@@ -59,8 +59,8 @@ def load_voc_split(root: str, split: str) -> ParsedSplit:
         for number, fields in read_rows(path):
             if len(fields) != 2 or fields[1] not in ('-1', '0', '1'):
                 raise line_error(
-                    path, number,
-                    f'expected `<image id> <-1|0|1>`, got {" ".join(fields)!r}')
+                    path, number, 'expected `<image id> <-1|0|1>`, got '
+                    f'{" ".join(fields)!r}')
             k = len(column)
             if first is None:
                 ids.append(fields[0])

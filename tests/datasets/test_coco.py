@@ -80,7 +80,8 @@ def test_prepare_and_dataset(coco_root, tmp_path, config_dataset):
         'val2014/COCO_val2014_000000000012.jpg',
         'val2014/COCO_val2014_000000000003.jpg'
     ]
-    assert open(osp.join(out, 'classes.txt')).read() == 'car\nperson\nbicycle\n'
+    with open(osp.join(out, 'classes.txt')) as f:
+        assert f.read() == 'car\nperson\nbicycle\n'
 
     direct = SPMLCOCO(data_root=coco_root, split='test')
     prepared = config_dataset('configs/an/resnet50_coco.py', 'test', out)
