@@ -49,39 +49,47 @@ def scoring_pipeline(test_pipeline: Sequence[dict],
 
 
 def gather_records(
-    records: Sequence[Record], num_samples: int, num_classes: int
+    records: Sequence[Record],
+    num_samples: int,
+    num_classes: int,
+    classes: slice = slice(None)
 ) -> Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
     """Assemble every rank's records into full (N, C) matrices.
 
     Each rank contributes the rows it scored; all ranks receive all rows
     (``mmengine.dist.all_gather``), keep the first copy of a sample scored
     twice (the sampler pads the last rank), and end with identical matrices.
+    ``classes`` restricts the columns gathered, so that a large training set
+    is gathered block by block (:func:`update_in_blocks`).
 
     Args:
         records (Sequence[Record]): This rank's (index, scores, observed,
             full) batches.
         num_samples (int): Training set length N.
         num_classes (int): Number of classes C.
+        classes (slice): The columns to gather. Defaults to all.
 
     Returns:
-        tuple: Scores (N, C) float, observed (N, C) bool and true labels
-        (N, C) bool, or None unless every sample carried ``gt_label_full``.
+        tuple: Scores (N, C') float, observed (N, C') bool and true labels
+        (N, C') bool, or None unless every sample carried ``gt_label_full``;
+        C' the number of ``classes``.
     """
+    width = len(range(num_classes)[classes])
     if records:
         device = records[0][1].device
         index = torch.cat([r[0].to(device) for r in records])
-        scores = torch.cat([r[1] for r in records])
+        scores = torch.cat([r[1][:, classes] for r in records])
         has_full = all(r[3] is not None for r in records)
         full = [r[3] if has_full else r[2] for r in records]
         labels = torch.cat([
-            torch.cat([r[2].to(device), f.to(device)], 1)
-            for r, f in zip(records, full)
+            torch.cat([r[2][:, classes].to(device), f[:, classes].to(device)],
+                      1) for r, f in zip(records, full)
         ]).to(torch.uint8)
     else:
         device = torch.device('cpu')
         index = torch.zeros(0, dtype=torch.long)
-        scores = torch.zeros(0, num_classes)
-        labels = torch.zeros(0, 2 * num_classes, dtype=torch.uint8)
+        scores = torch.zeros(0, width)
+        labels = torch.zeros(0, 2 * width, dtype=torch.uint8)
         has_full = True
     counts = torch.cat(dist.all_gather(torch.tensor([len(index)])))
     flags = torch.cat(dist.all_gather(torch.tensor([int(has_full)])))
@@ -112,7 +120,7 @@ def gather_records(
             f'{int(missing.nonzero()[0])}); every sample must be seen once '
             'per epoch (no drop_last, no dataset wrappers).')
     scores, labels = scores[first], labels[first]
-    observed, full = labels[:, :num_classes], labels[:, num_classes:]
+    observed, full = labels[:, :width], labels[:, width:]
     return scores, observed, full if bool(flags.all()) else None
 
 
@@ -129,6 +137,76 @@ def pseudo_label_stats(bank: LabelBank,
         if full is not None and count:
             right = (full.to(chosen.device)[chosen] == truth).float().mean()
             stats[f'pseudo_{name}_acc'] = 100 * float(right)
+    return stats
+
+
+def classes_per_block(num_samples: int, num_classes: int,
+                      max_gather_mb: float) -> int:
+    """The widest block of classes, a multiple of 8 (at least 8), whose
+    (num_samples, block) float32 scores take at most ``max_gather_mb`` MB.
+    """
+    per_class = 4 * max(num_samples, 1) / 2**20
+    return min(num_classes, max(8, int(max_gather_mb / per_class) // 8 * 8))
+
+
+def update_in_blocks(bank: LabelBank,
+                     records: Sequence[Record],
+                     updater,
+                     epoch: int,
+                     max_epochs: int,
+                     warmup_epochs: int,
+                     max_gather_mb: float = 256.) -> Dict[str, float]:
+    """Gather the scores and update the bank, one block of classes at a time.
+
+    Every rank holds only its own rows of the scores (``records``). For each
+    block of :func:`classes_per_block` classes, the block's columns are
+    gathered from all ranks (:func:`gather_records`) and the ``updater``
+    writes the bank's block (:meth:`LabelBank.class_block`), so no rank
+    holds the (N, C) float32 scores at once; update rules act on each class
+    independently, so the result equals one update over all classes.
+
+    Args:
+        bank (LabelBank): The bank to update.
+        records (Sequence[Record]): This rank's scored batches.
+        updater (BaseLabelUpdater): The update rule.
+        epoch (int): The epoch just trained, 1-based.
+        max_epochs (int): Epochs of the run (T).
+        warmup_epochs (int): T_w.
+        max_gather_mb (float): Size bound of a gathered score block.
+            Defaults to 256.
+
+    Returns:
+        dict: The updater's numbers (integers summed over blocks, floats
+        averaged over classes) followed by :func:`pseudo_label_stats`.
+    """
+    num_samples, num_classes = bank.num_samples, bank.num_classes
+    width = classes_per_block(num_samples, num_classes, max_gather_mb)
+    stats: Dict[str, float] = {}
+    counts = {name: [0, 0.] for name in ('negative', 'positive')}
+    has_full = True
+    for start in range(0, num_classes, width):
+        end = min(start + width, num_classes)
+        scores, observed, full = gather_records(records, num_samples,
+                                                num_classes,
+                                                slice(start, end))
+        with bank.class_block(start, end) as block:
+            block_stats = updater.update(block, scores, observed, epoch,
+                                         max_epochs, warmup_epochs)
+            diagnostics = pseudo_label_stats(block, full)
+        for key, value in block_stats.items():
+            if isinstance(value, float):
+                value *= (end - start) / num_classes
+            stats[key] = stats.get(key, 0) + value
+        for name, count in counts.items():
+            num = diagnostics[f'pseudo_{name}s']
+            count[0] += num
+            count[1] += diagnostics.get(f'pseudo_{name}_acc', 0.) * num
+        has_full = full is not None
+        del scores, observed, full
+    for name, (num, right) in counts.items():
+        stats[f'pseudo_{name}s'] = num
+        if has_full and num:
+            stats[f'pseudo_{name}_acc'] = right / num
     return stats
 
 
@@ -166,6 +244,12 @@ class SPMLPseudoLabelHook(Hook):
             training forward passes of the epoch computed instead of an
             extra pass (augmented images, a model that moves during the
             epoch). Defaults to False.
+        max_gather_mb (float): Bound, in MB, on the scores gathered on every
+            rank at once: the (N, C) scores are gathered and the bank
+            updated in blocks of classes whose (N, block) float32 scores fit
+            in it (a multiple of 8 classes, at least 8; see
+            :func:`update_in_blocks`). The result does not depend on it.
+            Defaults to 256 (one block up to N x C = 67M entries).
 
     Example:
         >>> custom_hooks = [
@@ -186,10 +270,15 @@ class SPMLPseudoLabelHook(Hook):
                      type='AsymmetricPseudoLabeling',
                      negative_proportion=0.9),
                  pipeline: Optional[List[dict]] = None,
-                 reuse_train_scores: bool = False):
+                 reuse_train_scores: bool = False,
+                 max_gather_mb: float = 256.):
         if not isinstance(warmup_epochs, int) or warmup_epochs < 1:
             raise ValueError('warmup_epochs (T_w) must be an int >= 1, got '
                              f'{warmup_epochs!r}')
+        if not isinstance(max_gather_mb, (int, float)) or max_gather_mb <= 0:
+            raise ValueError('max_gather_mb must be a number > 0, got '
+                             f'{max_gather_mb!r}')
+        self.max_gather_mb = max_gather_mb
         self.warmup_epochs = warmup_epochs
         self.updater = MODELS.build(updater)
         self.pipeline = pipeline
@@ -211,6 +300,10 @@ class SPMLPseudoLabelHook(Hook):
         return self.warmup_epochs <= epoch < runner.max_epochs
 
     def before_run(self, runner) -> None:
+        # Runner.test() calls before_run too; there the bank keeps the size
+        # of the checkpoint it loads (the idiom of MMEngine's LoggerHook)
+        if isinstance(runner._train_loop, dict) or runner._train_loop is None:
+            return
         if self.warmup_epochs >= runner.max_epochs:
             raise ValueError(
                 f'warmup_epochs (T_w)={self.warmup_epochs} must be below '
@@ -240,20 +333,19 @@ class SPMLPseudoLabelHook(Hook):
             records = bank.stop_recording()
         else:
             records = self._score(runner, bank.num_classes)
-        scores, observed, full = gather_records(records, bank.num_samples,
-                                                bank.num_classes)
         scored = time.perf_counter()
-        stats = self.updater.update(bank, scores, observed, epoch,
-                                    runner.max_epochs, self.warmup_epochs)
+        stats = update_in_blocks(bank, records, self.updater, epoch,
+                                 runner.max_epochs, self.warmup_epochs,
+                                 self.max_gather_mb)
         updated = time.perf_counter()
-        stats.update(pseudo_label_stats(bank, full))
         summary = ', '.join(
             f'{k}: {v:.2f}' if isinstance(v, float) else f'{k}: {v}'
             for k, v in stats.items())
         source = 'training scores' if self.reuse_train_scores else 'scoring'
         runner.logger.info(
             f'Pseudo-labels after epoch {epoch}: {summary} ({source} '
-            f'{scored - start:.2f} s, update {updated - scored:.3f} s)')
+            f'{scored - start:.2f} s, gather and update '
+            f'{updated - scored:.3f} s)')
 
     def _scoring_loader(self, runner):
         if self._loader is not None:

@@ -1,0 +1,220 @@
+"""SPMLPseudoLabelHook: its pieces, and whole runs on a tiny demo dataset."""
+import glob
+import os
+import os.path as osp
+import re
+import socket
+
+import pytest
+import torch
+
+from spml_mm.engine.hooks import SPMLPseudoLabelHook
+from spml_mm.engine.hooks.pseudo_label_hook import (gather_records,
+                                                    pseudo_label_stats,
+                                                    scoring_pipeline)
+from spml_mm.models import LabelBank
+from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+from tests.conftest import PYTHON, REPO, run_tool
+
+CONFIG = 'configs/em_apl/vgg11bn_demo.py'
+
+
+def test_scoring_pipeline_keeps_the_training_labels():
+    test = [dict(type='LoadImageFromFile'), dict(type='PackInputs')]
+    train = [
+        dict(type='LoadImageFromFile'),
+        dict(type='SinglePositiveLabel', seed=3),
+        dict(type='RandomFlip', prob=0.5),
+        dict(type='PackInputs', algorithm_keys=('gt_label_full', ))
+    ]
+    assert scoring_pipeline(test, train) == [
+        dict(type='LoadImageFromFile'),
+        dict(type='SinglePositiveLabel', seed=3),
+        dict(type='PackInputs', algorithm_keys=('gt_label_full', ))
+    ]
+    custom = [dict(type='PackInputs', meta_keys=('img_path', ))]
+    assert scoring_pipeline(custom, []) == [
+        dict(type='PackInputs', algorithm_keys=('gt_label_full', ),
+             meta_keys=('img_path', 'sample_idx'))
+    ]
+    with pytest.raises(ValueError, match='must end with PackInputs'):
+        scoring_pipeline([dict(type='LoadImageFromFile')], train)
+
+
+def test_gather_keeps_one_row_per_sample():
+    scores = torch.rand(5, 3)
+    obs = torch.eye(3, dtype=torch.bool)[[0, 1, 2, 0, 1]]
+    full = obs | torch.tensor([True, False, False])
+    # two batches as a padded sampler yields them: sample 0 comes twice
+    records = [(torch.tensor([3, 0, 4]), scores[[3, 0, 4]], obs[[3, 0, 4]],
+                full[[3, 0, 4]]),
+               (torch.tensor([1, 2, 0]), scores[[1, 2, 0]] + 1, obs[[1, 2, 0]],
+                full[[1, 2, 0]])]
+    got, got_obs, got_full = gather_records(records, 5, 3)
+    expected = scores.clone()
+    expected[[1, 2]] += 1
+    torch.testing.assert_close(got, expected)  # the first copy of sample 0
+    assert torch.equal(got_obs, obs) and torch.equal(got_full, full)
+    # without gt_label_full on every sample there is no accuracy
+    records[1] = records[1][:3] + (None, )
+    assert gather_records(records, 5, 3)[2] is None
+    with pytest.raises(RuntimeError, match='1 of 6 training samples were '
+                       r'not scored \(first: sample_idx 5\)'):
+        gather_records(records, 6, 3)
+    with pytest.raises(ValueError, match='sample_idx 4 outside'):
+        gather_records(records, 4, 3)
+
+
+def test_stats_compare_with_the_true_labels():
+    bank = LabelBank(num_classes=2, num_samples=3)
+    bank.pseudo_label[[0, 1, 2], [0, 0, 1]] = torch.tensor(
+        [-1, -1, 1], dtype=torch.int8)
+    full = torch.tensor([[False, True], [True, False], [False, False]])
+    assert pseudo_label_stats(bank, full) == dict(
+        pseudo_negatives=2, pseudo_negative_acc=50.,
+        pseudo_positives=1, pseudo_positive_acc=0.)
+    assert pseudo_label_stats(bank, None) == dict(
+        pseudo_negatives=2, pseudo_positives=1)
+
+
+def test_bad_warmup():
+    for bad in (0, 1.5, None):
+        with pytest.raises(ValueError, match=r'warmup_epochs \(T_w\) must be '
+                           'an int >= 1'):
+            SPMLPseudoLabelHook(warmup_epochs=bad)
+    with pytest.raises(ValueError, match='negative_proportion'):
+        SPMLPseudoLabelHook(
+            warmup_epochs=2,
+            updater=dict(type='AsymmetricPseudoLabeling',
+                         negative_proportion=0))
+
+
+def tiny_options(data_root, epochs, indices=32, extra=()):
+    return [
+        '--no-validate', '--cfg-options', f'train_cfg.max_epochs={epochs}',
+        f'train_dataloader.dataset.data_root={data_root}',
+        f'train_dataloader.dataset.indices={indices}',
+        f'test_dataloader.dataset.data_root={data_root}',
+        'custom_hooks.2.warmup_epochs=1',
+        'default_hooks.checkpoint.max_keep_ckpts=5', 'randomness.seed=0',
+        'randomness.deterministic=True', *extra
+    ]
+
+
+def test_resumed_run_ends_like_an_uninterrupted_one(tiny_demo, tmp_path):
+    full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
+    out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', full] +
+                   tiny_options(tiny_demo, 3))
+    # T - T_w = 2 rounds after epochs 1 and 2, none after the last one
+    counts = re.findall(r'Pseudo-labels after epoch (\d): new_negatives: '
+                        r'(\d+), pseudo_negatives: (\d+), '
+                        r'pseudo_negative_acc: ([\d.]+)', out)
+    assert [c[0] for c in counts] == ['1', '2']
+    assert int(counts[1][2]) == int(counts[0][1]) + int(counts[1][1]) > 0
+    assert 0 < float(counts[1][3]) <= 100
+
+    out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', part,
+                    '--resume', osp.join(full, 'epoch_1.pth')] +
+                   tiny_options(tiny_demo, 3))
+    assert 'resumed epoch: 1' in out
+    assert f'pseudo_negatives: {counts[1][2]},' in out
+    a = torch.load(osp.join(full, 'epoch_3.pth'), weights_only=True)
+    b = torch.load(osp.join(part, 'epoch_3.pth'), weights_only=True)
+    bank = a['state_dict']['head.label_bank.pseudo_label']
+    assert bank.shape == (32, 10) and (bank == -1).sum() == int(counts[1][2])
+    assert a['state_dict'].keys() == b['state_dict'].keys()
+    for key, value in a['state_dict'].items():
+        torch.testing.assert_close(b['state_dict'][key], value, rtol=0, atol=0)
+
+    # test.py loads the checkpoint, bank included, without the dataset size
+    out = run_tool([PYTHON, 'tools/test.py', CONFIG,
+                    osp.join(full, 'epoch_3.pth'), '--work-dir', full,
+                    '--cfg-options',
+                    f'test_dataloader.dataset.data_root={tiny_demo}'])
+    assert re.search(r'Epoch\(test\).*spml/mAP: [\d.]+', out)
+
+    # resuming on a training set of another length is refused
+    with pytest.raises(pytest.fail.Exception,
+                       match="checkpoint's label bank .* holds 32 samples "
+                       'but the training set has 24'):
+        run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', part,
+                  '--resume', osp.join(full, 'epoch_1.pth')] +
+                 tiny_options(tiny_demo, 3, indices=24))
+    with pytest.raises(pytest.fail.Exception,
+                       match=r'warmup_epochs \(T_w\)=1 must be below '
+                       'train_cfg.max_epochs=1'):
+        run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', part] +
+                 tiny_options(tiny_demo, 1))
+
+
+DUMPING_UPDATER = '''
+import os
+import torch
+from mmengine.dist import get_rank
+from mmpretrain.registry import MODELS
+from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+
+
+@MODELS.register_module()
+class DumpingAPL(AsymmetricPseudoLabeling):
+    """APL that saves what each rank saw and wrote."""
+
+    def update(self, bank, scores, observed, epoch, *args):
+        stats = super().update(bank, scores, observed, epoch, *args)
+        torch.save(
+            dict(scores=scores.cpu(), observed=observed.cpu(),
+                 pseudo_label=bank.pseudo_label.cpu(),
+                 soft_label=bank.soft_label.cpu()),
+            os.path.join(os.environ['DUMP_DIR'],
+                         f'rank{get_rank()}_epoch{epoch}.pth'))
+        return stats
+'''
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def test_two_ranks_hold_identical_banks(tiny_demo, tmp_path):
+    (tmp_path / 'dumping_updater.py').write_text(DUMPING_UPDATER)
+    config = tmp_path / 'dumping.py'
+    config.write_text(
+        f'_base_ = {osp.join(REPO, CONFIG)!r}\n'
+        "custom_imports = dict(imports=['spml_mm', 'dumping_updater'])\n"
+        "custom_hooks = [dict(type='SafeCheckpointHook'),\n"
+        "                dict(type='SPMLDatasetCheckHook'),\n"
+        "                dict(type='SPMLPseudoLabelHook', warmup_epochs=1,\n"
+        "                     updater=dict(type='DumpingAPL'))]\n")
+    dumps = tmp_path / 'dumps'
+    dumps.mkdir()
+    env = dict(os.environ, PORT=str(free_port()), PYTHON=PYTHON,
+               DUMP_DIR=str(dumps),
+               PYTHONPATH=f'{tmp_path}:{os.environ.get("PYTHONPATH", "")}')
+    # 31 samples: the sampler pads rank 1's share with sample 0
+    work = str(tmp_path / 'dist')
+    out = run_tool(['bash', 'tools/dist_train.sh', str(config), '2',
+                    '--work-dir', work] +
+                   tiny_options(tiny_demo, 3, indices=31), env=env)
+    assert 'Distributed training: True' in out
+    assert sorted(os.listdir(dumps)) == [
+        'rank0_epoch1.pth', 'rank0_epoch2.pth', 'rank1_epoch1.pth',
+        'rank1_epoch2.pth'
+    ]
+    single = LabelBank(num_classes=10, num_samples=31)
+    apl = AsymmetricPseudoLabeling(0.9)
+    for epoch in (1, 2):
+        r0, r1 = (torch.load(dumps / f'rank{r}_epoch{epoch}.pth')
+                  for r in (0, 1))
+        for key in r0:
+            assert torch.equal(r0[key], r1[key]), (epoch, key)
+        assert r0['observed'].sum(1).eq(1).all()
+        apl.update(single, r0['scores'], r0['observed'], epoch, 3, 1)
+        assert torch.equal(single.pseudo_label, r0['pseudo_label'])
+        assert torch.equal(single.soft_label, r0['soft_label'])
+    assert (single.pseudo_label == -1).sum() > 0
+    ckpt = torch.load(glob.glob(osp.join(work, 'epoch_3.pth'))[0],
+                      weights_only=True)
+    assert torch.equal(ckpt['state_dict']['head.label_bank.pseudo_label'],
+                       single.pseudo_label)
