@@ -90,7 +90,10 @@ def load_cub_split(root: str, split: str) -> ParsedSplit:
 
     Labels are the ``is_present`` field of
     ``attributes/image_attribute_labels.txt``; ``train_test_split.txt``
-    chooses the images; rows keep ``images.txt`` order; every image is kept.
+    chooses the images; rows keep ``images.txt`` order. An image without any
+    present attribute cannot carry a single observed positive: it is dropped
+    and counted (SPEC keeps every image; the count shows whether a copy has
+    such images).
 
     Args:
         root (str): Folder holding ``attributes.txt`` and ``CUB_200_2011/``.
@@ -134,10 +137,11 @@ def load_cub_split(root: str, split: str) -> ParsedSplit:
             f'{split_path} lists {len(flags)} images but {images_path} lists '
             f'{len(image_ids)}; both files list the same images.')
     labels = _read_is_present(labels_path, image_ids, attribute_ids)
-    keep = np.array(flags) == CUB_SPLIT_FLAG[split]
+    in_split = np.array(flags) == CUB_SPLIT_FLAG[split]
+    keep = in_split & labels.any(1)
     return ParsedSplit(
         np.array(paths, dtype=str)[keep], labels[keep], tuple(attributes),
-        image_dir, {})
+        image_dir, {'without positive': int((in_split & ~keep).sum())})
 
 
 @DATASETS.register_module()

@@ -26,6 +26,34 @@ def _config_dataset(config, split, data_root):
     return DATASETS.build(dataset_cfg)
 
 
+def _read_outputs(out):
+    return {
+        name: open(osp.join(out, name), 'rb').read()
+        for name in sorted(os.listdir(out)) if name != 'images'
+    }
+
+
+def _reprepare(dataset, root, work_dir, other_seed):
+    from spml_mm.datasets import prepare_official
+
+    outs = [osp.join(str(work_dir), f'run{k}') for k in range(3)]
+    for out, seed in zip(outs, (1200, 1200, other_seed)):
+        prepare_official(dataset, root, out, seed=seed)
+    first, again, other = (_read_outputs(out) for out in outs)
+    assert len(first) == 7  # six .npy files and classes.txt
+    return (sorted(n for n in first if first[n] != again[n]),
+            sorted(n for n in first if first[n] != other[n]))
+
+
+@pytest.fixture
+def reprepare():
+    """``reprepare(dataset, root, work_dir, other_seed)``: prepare twice with
+    seed 1200 and once with ``other_seed``; return the names of the files
+    that differ between the first two runs, and between the first and the
+    third."""
+    return _reprepare
+
+
 @pytest.fixture
 def write_image():
     """``write_image(path, value=0)``: a 4x3 RGB image."""

@@ -64,6 +64,15 @@ def test_parser_matrices(coco_root):
         assert parsed.dropped == {'without instance': 1}
 
 
+
+def test_prepare_is_byte_identical_and_seed_changes_only_obs(
+        coco_root, tmp_path, reprepare):
+    same_seed, other_seed = reprepare('coco', coco_root, tmp_path, 9)
+    assert same_seed == []
+    assert other_seed == ['formatted_train_labels_obs.npy',
+                          'formatted_val_labels_obs.npy']
+
+
 def test_prepare_and_dataset(coco_root, tmp_path, config_dataset):
     out = str(tmp_path / 'out')
     summary = prepare_official('coco', coco_root, out)

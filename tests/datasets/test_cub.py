@@ -14,7 +14,8 @@ IMAGES = [('001.Albatross/a_0001.jpg', 1, (1, 0, 1)),
           ('001.Albatross/a_0002.jpg', 0, (0, 1, 0)),
           ('002.Auklet/b_0001.jpg', 1, (1, 1, 0)),
           ('002.Auklet/b_0002.jpg', 0, (0, 0, 1)),
-          ('002.Auklet/b_0003.jpg', 1, (0, 1, 1))]
+          ('002.Auklet/b_0003.jpg', 1, (0, 1, 1)),
+          ('003.Gull/c_0001.jpg', 1, (0, 0, 0))]  # nothing present: dropped
 # lines of the official file that carry an extra field (image, attribute)
 EXTRA_FIELD = {(3, 2), (5, 3)}
 
@@ -60,12 +61,22 @@ def test_parser_matrices(cub_root):
     np.testing.assert_array_equal(train.labels,
                                   [[1, 0, 1], [1, 1, 0], [0, 1, 1]])
     assert train.classes == ATTRIBUTES
-    assert train.image_dir == 'CUB_200_2011/images' and train.dropped == {}
+    assert train.image_dir == 'CUB_200_2011/images'
+    assert train.dropped == {'without positive': 1}
     test = load_cub_split(cub_root, 'val')
     assert test.images.tolist() == [
         '001.Albatross/a_0002.jpg', '002.Auklet/b_0002.jpg'
     ]
     np.testing.assert_array_equal(test.labels, [[0, 1, 0], [0, 0, 1]])
+
+
+
+def test_prepare_is_byte_identical_and_seed_changes_only_obs(
+        cub_root, tmp_path, reprepare):
+    same_seed, other_seed = reprepare('cub', cub_root, tmp_path, 2)
+    assert same_seed == []
+    # the official test rows of the fixture have one positive each
+    assert other_seed == ['formatted_train_labels_obs.npy']
 
 
 def test_prepare_and_dataset(cub_root, tmp_path, config_dataset):
@@ -98,20 +109,21 @@ def test_attribute_rows_are_counted(cub_root):
         load_cub_split(cub_root, 'train')
     with open(path, 'w') as f:
         f.write('\n'.join(lines[:-1]) + '\n')
-    with pytest.raises(ValueError, match=r'has 14 rows, expected 5 images '
+    with pytest.raises(ValueError, match=r'has 17 rows, expected 6 images '
                        r'\(images\.txt\) x 3 attributes \(attributes\.txt\) '
-                       r'= 15; the row after line 14 is missing'):
+                       r'= 18; the row after line 17 is missing \(image 6, '
+                       r'attribute 3\)'):
         load_cub_split(cub_root, 'train')
     with open(path, 'w') as f:
-        f.write('\n'.join(lines + ['6 1 0 3 1.0']) + '\n')
-    with pytest.raises(ValueError, match=r'line 16: one row more than'):
+        f.write('\n'.join(lines + ['7 1 0 3 1.0']) + '\n')
+    with pytest.raises(ValueError, match=r'line 19: one row more than'):
         load_cub_split(cub_root, 'train')
 
 
 def test_split_file_must_follow_images_txt(cub_root):
     path = osp.join(cub_root, 'CUB_200_2011', 'train_test_split.txt')
     with open(path, 'w') as f:
-        f.write('1 1\n3 1\n2 0\n4 0\n5 1\n')
+        f.write('1 1\n3 1\n2 0\n4 0\n5 1\n6 1\n')
     with pytest.raises(ValueError, match=r'train_test_split\.txt, line 2: '
                        r'image 3 where .*images\.txt lists 2'):
         load_cub_split(cub_root, 'train')

@@ -58,6 +58,15 @@ def test_parser_matrices(nus_root):
     assert test.dropped == {'without positive': 0, 'missing on disk': 0}
 
 
+
+def test_prepare_is_byte_identical_and_seed_changes_only_obs(
+        nus_root, tmp_path, reprepare):
+    same_seed, other_seed = reprepare('nuswide', nus_root, tmp_path, 3)
+    assert same_seed == []
+    assert other_seed == ['formatted_train_labels_obs.npy',
+                          'formatted_val_labels_obs.npy']
+
+
 def test_prepare_and_dataset(nus_root, tmp_path, config_dataset):
     out = str(tmp_path / 'out')
     summary = prepare_official('nuswide', nus_root, out)
