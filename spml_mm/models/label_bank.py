@@ -1,8 +1,11 @@
+import copy
 import inspect
-from typing import Dict, List, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
@@ -10,6 +13,61 @@ from mmpretrain.structures import DataSample
 UNLABELLED = 0
 PSEUDO_NEGATIVE = -1
 PSEUDO_POSITIVE = 1
+
+#: Storage modes of a bank: bytes per (sample, class) entry. ``full`` keeps
+#: an int8 state and a float32 soft label; the compact modes keep the state
+#: as two bit planes and the soft label as float16 or uint8.
+STORAGE_BYTES = dict(full=5., float16=2.25, uint8=1.25)
+
+
+def pack_bits(mask: torch.Tensor) -> torch.Tensor:
+    """Pack a boolean (..., C) tensor along its last dimension into uint8
+    (..., ceil(C / 8)); bit ``j`` of byte ``i`` is column ``8 i + j``."""
+    bits = F.pad(mask.to(torch.uint8), (0, -mask.size(-1) % 8))
+    bits = bits.unflatten(-1, (-1, 8))
+    packed = bits[..., 0].clone()
+    for j in range(1, 8):
+        packed |= bits[..., j] << j
+    return packed
+
+
+def unpack_bits(packed: torch.Tensor, num_columns: int) -> torch.Tensor:
+    """The boolean (..., num_columns) tensor :func:`pack_bits` packed."""
+    shifts = torch.arange(8, dtype=torch.uint8, device=packed.device)
+    bits = (packed.unsqueeze(-1) >> shifts) & 1
+    return bits.flatten(-2)[..., :num_columns].bool()
+
+
+def encode_states(pseudo_label: torch.Tensor) -> torch.Tensor:
+    """States (N, C) as bit planes (N, 2, ceil(C / 8)): negatives, positives.
+    """
+    return torch.stack([
+        pack_bits(pseudo_label == PSEUDO_NEGATIVE),
+        pack_bits(pseudo_label == PSEUDO_POSITIVE)
+    ], 1)
+
+
+def decode_states(bits: torch.Tensor, num_classes: int) -> torch.Tensor:
+    """The int8 states (N, C) of bit planes from :func:`encode_states`."""
+    planes = unpack_bits(bits, num_classes).to(torch.int8)
+    return planes[:, 1] - planes[:, 0]
+
+
+def encode_soft_labels(soft_label: torch.Tensor,
+                       storage: str) -> torch.Tensor:
+    """Soft labels in [0, 1] in a compact storage's dtype: float16 (relative
+    error <= 2^-11), or uint8 steps of 1/255 (error <= 1/510)."""
+    if storage == 'float16':
+        return soft_label.half()
+    return soft_label.clamp(0, 1).mul(255).round_().to(torch.uint8)
+
+
+def decode_soft_labels(code: torch.Tensor) -> torch.Tensor:
+    """Float32 soft labels of codes from :func:`encode_soft_labels`."""
+    if code.dtype == torch.uint8:
+        return code.float().div_(255)
+    return code.float()
+
 
 #: What the head records from one training batch: sample indices (B,),
 #: probabilities (B, C), observed labels (B, C) and, when the samples carry
@@ -68,39 +126,82 @@ class LabelBank(nn.Module):
     as keyword arguments. Update rules (e.g.
     :class:`AsymmetricPseudoLabeling`) write the buffers between epochs.
     Subclasses that store more per-sample state register more buffers and
-    extend :attr:`ENTRY_KEYS` and :meth:`entries`.
+    extend :attr:`ENTRY_KEYS` and :meth:`entries`; a buffer a subclass adds
+    has the class as its last dimension (e.g. a per-class (C,) vector), so
+    that :meth:`class_block` can slice it.
+
+    Storage. ``'full'`` keeps ``pseudo_label`` (int8) and ``soft_label``
+    (float32): 5 bytes per entry. The compact modes keep the state as two
+    packed bit planes (negative, positive) in ``state_bits`` (N, 2,
+    ceil(C/8)) and the soft label in ``soft_label_code`` (N, C):
+    ``'float16'`` (2.25 bytes per entry; soft labels within a relative
+    2^-11 of float32) or ``'uint8'`` (1.25 bytes; soft labels rounded to
+    multiples of 1/255, within 1/510). States are exact in every mode, so
+    the pseudo-labels an update rule selects are the same; the loss reads
+    the soft labels decoded to float32 (:meth:`entries`). Rules read and
+    write a bank through :meth:`class_block`, which shows every mode as a
+    full-storage bank. A checkpoint written in one mode loads into a bank
+    of another (it is converted, with the target mode's rounding).
 
     Args:
         num_classes (int): Number of classes C (set by the head).
         num_samples (int): Number of training samples N; 0 leaves the bank
             to be sized when training starts. Defaults to 0.
+        storage (str): ``'full'``, ``'float16'`` or ``'uint8'`` (see
+            above; :data:`STORAGE_BYTES`). Defaults to ``'full'``.
 
     Example:
         >>> head = dict(type='SPMLLinearClsHead', num_classes=20,
         ...             in_channels=2048, loss=dict(type='EMLoss'),
         ...             label_bank=dict(type='LabelBank'))
+        >>> # web scale: 1.25 bytes per entry instead of 5
+        >>> label_bank = dict(type='LabelBank', storage='uint8')
     """
 
     #: Keyword arguments the bank passes to the loss.
     ENTRY_KEYS = ('pseudo_label', 'soft_label')
 
-    def __init__(self, num_classes: int, num_samples: int = 0):
+    def __init__(self,
+                 num_classes: int,
+                 num_samples: int = 0,
+                 storage: str = 'full'):
         super().__init__()
         if num_classes < 1 or num_samples < 0:
             raise ValueError('LabelBank needs num_classes >= 1 and '
                              f'num_samples >= 0, got {num_classes} and '
                              f'{num_samples}')
+        if storage not in STORAGE_BYTES:
+            raise ValueError(f'storage must be one of {list(STORAGE_BYTES)}'
+                             f', got {storage!r}')
         self.num_classes = num_classes
-        self.register_buffer(
-            'pseudo_label',
-            torch.zeros(num_samples, num_classes, dtype=torch.int8))
-        self.register_buffer('soft_label',
-                             torch.zeros(num_samples, num_classes))
+        self.storage = storage
+        if storage == 'full':
+            self.register_buffer(
+                'pseudo_label',
+                torch.zeros(num_samples, num_classes, dtype=torch.int8))
+            self.register_buffer('soft_label',
+                                 torch.zeros(num_samples, num_classes))
+        else:
+            self.register_buffer(
+                'state_bits',
+                torch.zeros(num_samples, 2, -(-num_classes // 8),
+                            dtype=torch.uint8))
+            self.register_buffer(
+                'soft_label_code',
+                encode_soft_labels(torch.zeros(num_samples, num_classes),
+                                   storage))
         self._records: Optional[List[Record]] = None
 
     @property
+    def _sample_buffers(self) -> Tuple[str, str]:
+        """Names of the per-sample buffers of this storage mode."""
+        if self.storage == 'full':
+            return ('pseudo_label', 'soft_label')
+        return ('state_bits', 'soft_label_code')
+
+    @property
     def num_samples(self) -> int:
-        return self.pseudo_label.size(0)
+        return getattr(self, self._sample_buffers[0]).size(0)
 
     def allocate(self, num_samples: int) -> None:
         """Size an empty bank for ``num_samples`` samples, all unlabelled.
@@ -114,9 +215,60 @@ class LabelBank(nn.Module):
                 f'the label bank holds {self.num_samples} samples but the '
                 f'training set has {num_samples}; its rows belong to another '
                 'dataset (did the dataset or its indices change?).')
-        for name in ('pseudo_label', 'soft_label'):
+        for name in self._sample_buffers:
             old = getattr(self, name)
-            setattr(self, name, old.new_zeros(num_samples, self.num_classes))
+            setattr(self, name, old.new_zeros((num_samples, ) + old.shape[1:]))
+
+    @contextmanager
+    def class_block(self, start: int, end: int) -> Iterator['LabelBank']:
+        """The bank of classes ``[start, end)``, as a full-storage bank.
+
+        Update rules write the yielded bank in place (``pseudo_label``,
+        ``soft_label`` and a subclass's per-class buffers, sliced to the
+        block). In ``'full'`` storage its buffers are views of this bank's;
+        in a compact storage the block is decoded (5 bytes per entry of the
+        block) and encoded back when the ``with`` block ends. A compact
+        block starts at a multiple of 8 and ends at one or at C.
+
+        Args:
+            start (int): First class of the block.
+            end (int): One past its last class.
+        """
+        if not 0 <= start < end <= self.num_classes or (
+                self.storage != 'full' and
+            (start % 8 or end % 8 and end != self.num_classes)):
+            raise ValueError(
+                f'class block [{start}, {end}) is outside the '
+                f'{self.num_classes} classes of the bank, or not aligned to '
+                'bytes of the compact storage (start a multiple of 8, end a '
+                'multiple of 8 or C)')
+        if self.storage == 'full' and end - start == self.num_classes:
+            yield self
+            return
+        buffers = {
+            name: buf[..., start:end]
+            for name, buf in self._buffers.items()
+            if name not in self._sample_buffers
+        }
+        if self.storage == 'full':
+            buffers.update(
+                pseudo_label=self.pseudo_label[:, start:end],
+                soft_label=self.soft_label[:, start:end])
+        else:
+            packed = slice(start // 8, -(-end // 8))
+            buffers.update(
+                pseudo_label=decode_states(self.state_bits[..., packed],
+                                           end - start),
+                soft_label=decode_soft_labels(
+                    self.soft_label_code[:, start:end]))
+        block = copy.copy(self)
+        block._buffers = buffers
+        block.num_classes, block.storage = end - start, 'full'
+        yield block
+        if self.storage != 'full':
+            self.state_bits[..., packed] = encode_states(block.pseudo_label)
+            self.soft_label_code[:, start:end] = encode_soft_labels(
+                block.soft_label, self.storage)
 
     def check_loss(self, loss_module: nn.Module) -> None:
         """Fail unless ``loss_module`` accepts the bank's entries."""
@@ -141,15 +293,20 @@ class LabelBank(nn.Module):
                 f'sample_idx {int(index[bad][0])} is outside the label bank '
                 f'of {self.num_samples} samples; the training set changed '
                 'since the bank was sized.')
-        return index.to(self.pseudo_label.device)
+        return index.to(getattr(self, self._sample_buffers[0]).device)
 
     def entries(self,
                 data_samples: Sequence[DataSample]) -> Dict[str, torch.Tensor]:
         """The batch's rows, as keyword arguments of the loss."""
         index = self._index(data_samples)
+        if self.storage == 'full':
+            return dict(
+                pseudo_label=self.pseudo_label[index],
+                soft_label=self.soft_label[index])
         return dict(
-            pseudo_label=self.pseudo_label[index],
-            soft_label=self.soft_label[index])
+            pseudo_label=decode_states(self.state_bits[index],
+                                       self.num_classes),
+            soft_label=decode_soft_labels(self.soft_label_code[index]))
 
     def start_recording(self) -> None:
         """Keep the scores of the following training batches (see
@@ -181,7 +338,8 @@ class LabelBank(nn.Module):
     def _load_from_state_dict(self, state_dict, prefix, local_metadata,
                               strict, missing_keys, unexpected_keys,
                               error_msgs) -> None:
-        stored = state_dict.get(prefix + 'pseudo_label')
+        self._convert_stored(state_dict, prefix)
+        stored = state_dict.get(prefix + self._sample_buffers[0])
         if stored is not None and stored.size(0) != self.num_samples:
             if self.num_samples:
                 raise ValueError(
@@ -195,3 +353,30 @@ class LabelBank(nn.Module):
         super()._load_from_state_dict(state_dict, prefix, local_metadata,
                                       strict, missing_keys, unexpected_keys,
                                       error_msgs)
+
+    def _convert_stored(self, state_dict: dict, prefix: str) -> None:
+        """Rewrite a bank stored in another storage mode into this one's."""
+        if prefix + 'pseudo_label' in state_dict:
+            stored = 'full'
+        elif prefix + 'state_bits' in state_dict:
+            code = state_dict[prefix + 'soft_label_code']
+            stored = 'uint8' if code.dtype == torch.uint8 else 'float16'
+        else:
+            return
+        if stored == self.storage:
+            return
+        if stored == 'full':
+            pseudo_label = state_dict.pop(prefix + 'pseudo_label')
+            soft_label = state_dict.pop(prefix + 'soft_label')
+        else:
+            pseudo_label = decode_states(
+                state_dict.pop(prefix + 'state_bits'), self.num_classes)
+            soft_label = decode_soft_labels(
+                state_dict.pop(prefix + 'soft_label_code'))
+        if self.storage == 'full':
+            state_dict[prefix + 'pseudo_label'] = pseudo_label
+            state_dict[prefix + 'soft_label'] = soft_label
+        else:
+            state_dict[prefix + 'state_bits'] = encode_states(pseudo_label)
+            state_dict[prefix + 'soft_label_code'] = encode_soft_labels(
+                soft_label, self.storage)

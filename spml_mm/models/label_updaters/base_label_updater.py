@@ -14,6 +14,13 @@ class BaseLabelUpdater(metaclass=ABCMeta):
     everywhere, so the rule must be deterministic (no random numbers, no
     per-rank state). Subclasses are registered in ``MODELS`` and named in the
     hook's ``updater`` config.
+
+    On a large training set the hook gathers the scores and calls
+    :meth:`update` one block of classes at a time, with the block's columns
+    and the bank's block (:meth:`LabelBank.class_block`), so a rule must
+    treat each class independently (per-class counts and selections, and
+    per-class numbers in the bank's class-wide buffers) and write the bank's
+    buffers in place.
     """
 
     def check_schedule(self, warmup_epochs: int, max_epochs: int) -> None:
