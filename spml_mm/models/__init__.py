@@ -1,5 +1,6 @@
 from .data_preprocessors import *  # noqa: F401,F403
 from .heads import *  # noqa: F401,F403
 from .label_bank import LabelBank  # noqa: F401
+from .opml_label_bank import OPMLLabelBank  # noqa: F401
 from .label_updaters import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
