@@ -162,6 +162,6 @@ class LASDLoss(nn.Module):
                          self.tau, self.gamma_pos, self.gamma_neg)
 
     def extra_repr(self) -> str:
-        return (f'lambda_pos={self.lambda_pos}, lambda_neg={self.lambda_neg:.6g}'
-                f', tau={self.tau}, gamma_pos={self.gamma_pos}, '
-                f'gamma_neg={self.gamma_neg}')
+        return (f'lambda_pos={self.lambda_pos}, '
+                f'lambda_neg={self.lambda_neg:.6g}, tau={self.tau}, '
+                f'gamma_pos={self.gamma_pos}, gamma_neg={self.gamma_neg}')
