@@ -16,41 +16,36 @@ PSEUDO_POSITIVE = 1
 
 #: Storage modes of a bank: bytes per (sample, class) entry. ``full`` keeps
 #: an int8 state and a float32 soft label; the compact modes keep the state
-#: as two bit planes and the soft label as float16 or uint8.
+#: as a 2-bit code (four entries per byte) and the soft label as float16 or
+#: uint8.
 STORAGE_BYTES = dict(full=5., float16=2.25, uint8=1.25)
 
+#: Classes per byte of the compact states, so a class block of a compact
+#: bank starts at a multiple of it.
+STATES_PER_BYTE = 4
 
-def pack_bits(mask: torch.Tensor) -> torch.Tensor:
-    """Pack a boolean (..., C) tensor along its last dimension into uint8
-    (..., ceil(C / 8)); bit ``j`` of byte ``i`` is column ``8 i + j``."""
-    bits = F.pad(mask.to(torch.uint8), (0, -mask.size(-1) % 8))
-    bits = bits.unflatten(-1, (-1, 8))
-    packed = bits[..., 0].clone()
-    for j in range(1, 8):
-        packed |= bits[..., j] << j
-    return packed
-
-
-def unpack_bits(packed: torch.Tensor, num_columns: int) -> torch.Tensor:
-    """The boolean (..., num_columns) tensor :func:`pack_bits` packed."""
-    shifts = torch.arange(8, dtype=torch.uint8, device=packed.device)
-    bits = (packed.unsqueeze(-1) >> shifts) & 1
-    return bits.flatten(-2)[..., :num_columns].bool()
+#: byte -> the int8 states of its four 2-bit codes (code = state + 1, entry
+#: j in bits 2j and 2j + 1), as one int32 word
+_STATE_WORDS = (((torch.arange(256)[:, None] >> 2 * torch.arange(4)) & 3) -
+                1).to(torch.int8).view(torch.int32).view(-1)
 
 
 def encode_states(pseudo_label: torch.Tensor) -> torch.Tensor:
-    """States (N, C) as bit planes (N, 2, ceil(C / 8)): negatives, positives.
-    """
-    return torch.stack([
-        pack_bits(pseudo_label == PSEUDO_NEGATIVE),
-        pack_bits(pseudo_label == PSEUDO_POSITIVE)
-    ], 1)
+    """States (N, C) in {-1, 0, 1} as 2-bit codes (N, ceil(C / 4)) uint8."""
+    codes = F.pad((pseudo_label + 1).view(torch.uint8),
+                  (0, -pseudo_label.size(-1) % STATES_PER_BYTE))
+    weights = torch.tensor([1, 4, 16, 64], dtype=torch.uint8,
+                           device=codes.device)
+    # codes <= 2 in separate bit pairs: the uint8 sum cannot overflow
+    return (codes.unflatten(-1, (-1, 4)) * weights).sum(-1, dtype=torch.uint8)
 
 
-def decode_states(bits: torch.Tensor, num_classes: int) -> torch.Tensor:
-    """The int8 states (N, C) of bit planes from :func:`encode_states`."""
-    planes = unpack_bits(bits, num_classes).to(torch.int8)
-    return planes[:, 1] - planes[:, 0]
+def decode_states(codes: torch.Tensor, num_classes: int) -> torch.Tensor:
+    """The int8 states (N, num_classes) of codes from
+    :func:`encode_states`: one table look-up per byte."""
+    words = _STATE_WORDS.to(codes.device).index_select(
+        0, codes.reshape(-1).int())
+    return words.view(*codes.shape).view(torch.int8)[:, :num_classes]
 
 
 def encode_soft_labels(soft_label: torch.Tensor,
@@ -59,7 +54,7 @@ def encode_soft_labels(soft_label: torch.Tensor,
     error <= 2^-11), or uint8 steps of 1/255 (error <= 1/510)."""
     if storage == 'float16':
         return soft_label.half()
-    return soft_label.clamp(0, 1).mul(255).round_().to(torch.uint8)
+    return soft_label.mul(255).add_(0.5).clamp_(0, 255).to(torch.uint8)
 
 
 def decode_soft_labels(code: torch.Tensor) -> torch.Tensor:
@@ -131,9 +126,9 @@ class LabelBank(nn.Module):
     that :meth:`class_block` can slice it.
 
     Storage. ``'full'`` keeps ``pseudo_label`` (int8) and ``soft_label``
-    (float32): 5 bytes per entry. The compact modes keep the state as two
-    packed bit planes (negative, positive) in ``state_bits`` (N, 2,
-    ceil(C/8)) and the soft label in ``soft_label_code`` (N, C):
+    (float32): 5 bytes per entry. The compact modes keep the state as 2-bit
+    codes, four classes per byte, in ``state_codes`` (N, ceil(C/4)) and the
+    soft label in ``soft_label_code`` (N, C):
     ``'float16'`` (2.25 bytes per entry; soft labels within a relative
     2^-11 of float32) or ``'uint8'`` (1.25 bytes; soft labels rounded to
     multiples of 1/255, within 1/510). States are exact in every mode, so
@@ -183,9 +178,9 @@ class LabelBank(nn.Module):
                                  torch.zeros(num_samples, num_classes))
         else:
             self.register_buffer(
-                'state_bits',
-                torch.zeros(num_samples, 2, -(-num_classes // 8),
-                            dtype=torch.uint8))
+                'state_codes',
+                encode_states(
+                    torch.zeros(num_samples, num_classes, dtype=torch.int8)))
             self.register_buffer(
                 'soft_label_code',
                 encode_soft_labels(torch.zeros(num_samples, num_classes),
@@ -197,7 +192,7 @@ class LabelBank(nn.Module):
         """Names of the per-sample buffers of this storage mode."""
         if self.storage == 'full':
             return ('pseudo_label', 'soft_label')
-        return ('state_bits', 'soft_label_code')
+        return ('state_codes', 'soft_label_code')
 
     @property
     def num_samples(self) -> int:
@@ -228,20 +223,22 @@ class LabelBank(nn.Module):
         block). In ``'full'`` storage its buffers are views of this bank's;
         in a compact storage the block is decoded (5 bytes per entry of the
         block) and encoded back when the ``with`` block ends. A compact
-        block starts at a multiple of 8 and ends at one or at C.
+        block starts at a multiple of :data:`STATES_PER_BYTE` (4) and ends
+        at one or at C.
 
         Args:
             start (int): First class of the block.
             end (int): One past its last class.
         """
+        per_byte = STATES_PER_BYTE
         if not 0 <= start < end <= self.num_classes or (
                 self.storage != 'full' and
-            (start % 8 or end % 8 and end != self.num_classes)):
+            (start % per_byte or end % per_byte and end != self.num_classes)):
             raise ValueError(
                 f'class block [{start}, {end}) is outside the '
                 f'{self.num_classes} classes of the bank, or not aligned to '
-                'bytes of the compact storage (start a multiple of 8, end a '
-                'multiple of 8 or C)')
+                f'bytes of the compact storage (start a multiple of '
+                f'{per_byte}, end a multiple of {per_byte} or C)')
         if self.storage == 'full' and end - start == self.num_classes:
             yield self
             return
@@ -255,9 +252,9 @@ class LabelBank(nn.Module):
                 pseudo_label=self.pseudo_label[:, start:end],
                 soft_label=self.soft_label[:, start:end])
         else:
-            packed = slice(start // 8, -(-end // 8))
+            packed = slice(start // per_byte, -(-end // per_byte))
             buffers.update(
-                pseudo_label=decode_states(self.state_bits[..., packed],
+                pseudo_label=decode_states(self.state_codes[:, packed],
                                            end - start),
                 soft_label=decode_soft_labels(
                     self.soft_label_code[:, start:end]))
@@ -266,7 +263,7 @@ class LabelBank(nn.Module):
         block.num_classes, block.storage = end - start, 'full'
         yield block
         if self.storage != 'full':
-            self.state_bits[..., packed] = encode_states(block.pseudo_label)
+            self.state_codes[:, packed] = encode_states(block.pseudo_label)
             self.soft_label_code[:, start:end] = encode_soft_labels(
                 block.soft_label, self.storage)
 
@@ -304,7 +301,7 @@ class LabelBank(nn.Module):
                 pseudo_label=self.pseudo_label[index],
                 soft_label=self.soft_label[index])
         return dict(
-            pseudo_label=decode_states(self.state_bits[index],
+            pseudo_label=decode_states(self.state_codes[index],
                                        self.num_classes),
             soft_label=decode_soft_labels(self.soft_label_code[index]))
 
@@ -358,7 +355,7 @@ class LabelBank(nn.Module):
         """Rewrite a bank stored in another storage mode into this one's."""
         if prefix + 'pseudo_label' in state_dict:
             stored = 'full'
-        elif prefix + 'state_bits' in state_dict:
+        elif prefix + 'state_codes' in state_dict:
             code = state_dict[prefix + 'soft_label_code']
             stored = 'uint8' if code.dtype == torch.uint8 else 'float16'
         else:
@@ -370,13 +367,13 @@ class LabelBank(nn.Module):
             soft_label = state_dict.pop(prefix + 'soft_label')
         else:
             pseudo_label = decode_states(
-                state_dict.pop(prefix + 'state_bits'), self.num_classes)
+                state_dict.pop(prefix + 'state_codes'), self.num_classes)
             soft_label = decode_soft_labels(
                 state_dict.pop(prefix + 'soft_label_code'))
         if self.storage == 'full':
             state_dict[prefix + 'pseudo_label'] = pseudo_label
             state_dict[prefix + 'soft_label'] = soft_label
         else:
-            state_dict[prefix + 'state_bits'] = encode_states(pseudo_label)
+            state_dict[prefix + 'state_codes'] = encode_states(pseudo_label)
             state_dict[prefix + 'soft_label_code'] = encode_soft_labels(
                 soft_label, self.storage)

@@ -1,13 +1,13 @@
-"""Compact storage of the label bank: bit-plane states and float16/uint8
-soft labels, class blocks, checkpoints and conversion between modes."""
+"""Compact storage of the label bank: 2-bit states and float16/uint8 soft
+labels, class blocks, checkpoints and conversion between modes."""
 import pytest
 import torch
 
 from spml_mm.engine.hooks.pseudo_label_hook import update_in_blocks
 from spml_mm.models import LabelBank, OPMLLabelBank
 from spml_mm.models.label_bank import (STORAGE_BYTES, decode_soft_labels,
-                                       encode_soft_labels, pack_bits,
-                                       unpack_bits)
+                                       decode_states, encode_soft_labels,
+                                       encode_states)
 from spml_mm.models.label_updaters import (AsymmetricPseudoLabeling,
                                            OPMLLabelUpdater)
 from tests.models.test_label_bank import samples
@@ -16,24 +16,24 @@ N, C = 240, 13  # 13 classes: a block of 8 and a partial byte of 5
 COMPACT = ('float16', 'uint8')
 
 
-def test_bit_packing():
-    mask = torch.zeros(2, 10, dtype=torch.bool)
-    mask[0, [0, 2, 9]] = True
-    mask[1, [7, 8]] = True
-    # bit j of byte i is column 8 i + j
-    assert pack_bits(mask).tolist() == [[1 + 4, 2], [128, 1]]
+def test_state_codes():
+    states = torch.tensor([[-1, 0, 1, 1, -1, 0], [0, 0, 0, 0, 0, 1]],
+                          dtype=torch.int8)
+    # code state + 1 of class 4 i + j in bits 2j, 2j + 1 of byte i
+    assert encode_states(states).tolist() == [[0 + 4 + 32 + 128, 0 + 4],
+                                              [1 + 4 + 16 + 64, 1 + 8]]
     g = torch.Generator().manual_seed(0)
-    for width in (1, 7, 8, 9, 600):
-        mask = torch.rand(5, 3, width, generator=g) < 0.3
-        packed = pack_bits(mask)
-        assert packed.dtype == torch.uint8
-        assert packed.shape == (5, 3, -(-width // 8))
-        assert torch.equal(unpack_bits(packed, width), mask)
+    for width in (1, 3, 4, 5, 600):
+        states = torch.randint(-1, 2, (7, width), generator=g).to(torch.int8)
+        codes = encode_states(states)
+        assert codes.dtype == torch.uint8
+        assert codes.shape == (7, -(-width // 4))
+        assert torch.equal(decode_states(codes, width), states)
 
 
 def test_soft_label_codes():
-    t = torch.tensor([0., 1e-6, 0.001, 0.002, 0.3, 0.999, 1.])
-    assert encode_soft_labels(t, 'uint8').tolist() == [0, 0, 0, 1, 76, 255,
+    t = torch.tensor([0., 1e-6, 0.001, 0.002, 0.31, 0.999, 1.])
+    assert encode_soft_labels(t, 'uint8').tolist() == [0, 0, 0, 1, 79, 255,
                                                        255]
     for storage, bound in (('uint8', torch.full_like(t, 0.5 / 255)),
                            ('float16', t * 2**-11 + 2**-25)):
@@ -149,7 +149,7 @@ def decoded(bank):
 def test_compact_checkpoint_round_trip(storage):
     bank = filled(storage)
     state = bank.state_dict()
-    assert set(state) == {'state_bits', 'soft_label_code'}
+    assert set(state) == {'state_codes', 'soft_label_code'}
     empty = LabelBank(C, storage=storage)  # tools/test.py: adopts the size
     empty.load_state_dict(state)
     for key, value in state.items():
@@ -178,7 +178,7 @@ def test_bad_storage_and_blocks():
     with pytest.raises(ValueError, match="storage must be one of"):
         LabelBank(C, storage='int4')
     bank = LabelBank(C, N, storage='uint8')
-    for start, end in ((3, 8), (0, 12), (8, 14), (8, 8)):
+    for start, end in ((3, 8), (0, 6), (8, 14), (8, 8)):
         with pytest.raises(ValueError, match='not aligned'):
             with bank.class_block(start, end):
                 pass

@@ -7,6 +7,7 @@ import subprocess
 import pytest
 import torch
 
+from spml_mm.models.label_bank import decode_states
 from tests.conftest import PYTHON, REPO
 from tests.tools.test_train_test import free_port
 
@@ -89,11 +90,12 @@ def test_two_nodes_end_with_identical_label_banks(tiny_demo, tmp_path):
     first, second = (torch.load(dumps / f'rank{r}.pth') for r in (0, 1))
     assert (first['world_size'], first['node_rank']) == (2, 0)
     assert (second['world_size'], second['node_rank']) == (2, 1)
-    assert first['bank'].keys() == {'state_bits', 'soft_label_code'}
+    assert first['bank'].keys() == {'state_codes', 'soft_label_code'}
     for key, value in first['bank'].items():
         assert torch.equal(second['bank'][key], value), key
-    assert first['bank']['state_bits'].shape == (31, 2, 2)
-    assert first['bank']['state_bits'][:, 0].any()  # negatives were made
+    states = decode_states(first['bank']['state_codes'], 10)
+    assert states.shape == (31, 10)
+    assert (states == -1).any() and not (states == 1).any()
     # the checkpoint (written by rank 0) carries the same bank
     ckpt = torch.load(work / 'epoch_2.pth', weights_only=True)['state_dict']
     for key, value in first['bank'].items():
