@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Reproduce one column of the papers' table (SPEC 7, docs/RESULTS.md) on the
+# real data: train every method's ResNet-50 config for DATASET with
+# tools/dist_train.sh, test its best validation checkpoint with tools/test.py,
+# and print the table in the form of tools/benchmark/accuracy.py, beside the
+# papers' numbers.
+#
+# Usage: bash tools/benchmark/reproduce.sh DATASET    (voc | coco | nuswide | cub)
+#
+# Environment (all optional):
+#   GPUS=8                 processes (GPUs) per training run
+#   SEEDS="0"              seeds per method, e.g. SEEDS="0 1 2"
+#   METHODS="full an grloss em em_apl lasd opml"   config folders to run;
+#                          "full" is AN's config on the true labels (the upper
+#                          bound), "opml-sp" is configs/opml/resnet50-sp_*.py
+#   WORK_ROOT=work_dirs/reproduce/DATASET
+#   PORT=29500, PYTHON=python   passed on to tools/dist_train.sh
+#   DRY_RUN=1              print the commands instead of running them
+#
+# A run whose test log already holds a test mAP is not repeated, so the
+# script continues where an interrupted invocation stopped. The data must be
+# in data/DATASET (tools/prepare_spml.py, see the README).
+set -euo pipefail
+
+DATASET=${1:-}
+case "$DATASET" in
+    voc | coco | nuswide | cub) ;;
+    *)
+        echo "Usage: bash $0 {voc|coco|nuswide|cub}" >&2
+        exit 2
+        ;;
+esac
+cd "$(dirname "$0")/../.."
+
+GPUS=${GPUS:-8}
+SEEDS=${SEEDS:-0}
+METHODS=${METHODS:-full an grloss em em_apl lasd opml}
+WORK_ROOT=${WORK_ROOT:-work_dirs/reproduce/$DATASET}
+PYTHON=${PYTHON:-python}
+DRY_RUN=${DRY_RUN:-0}
+export PYTHON
+
+config_of() {
+    case "$1" in
+        full) echo "configs/an/resnet50_$DATASET.py" ;;
+        *-*) echo "configs/${1%%-*}/resnet50-${1#*-}_$DATASET.py" ;;
+        *) echo "configs/$1/resnet50_$DATASET.py" ;;
+    esac
+}
+
+missing=()
+for method in $METHODS; do
+    [ -f "$(config_of "$method")" ] || missing+=("$(config_of "$method")")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "No such config: ${missing[*]}" >&2
+    exit 1
+fi
+
+run() {
+    echo "+ $*"
+    if [ "$DRY_RUN" != 1 ]; then
+        "$@"
+    fi
+}
+
+for method in $METHODS; do
+    config=$(config_of "$method")
+    extra=()
+    [ "$method" = full ] && extra=(train_dataloader.dataset.full_labels=True)
+    for seed in $SEEDS; do
+        work="$WORK_ROOT/$method/seed$seed"
+        if grep -qs 'Epoch(test).*spml/mAP' "$work/test.log"; then
+            echo "= $work: tested already"
+            continue
+        fi
+        options=(--cfg-options "randomness.seed=$seed" ${extra[@]+"${extra[@]}"})
+        start=$(date +%s)
+        run bash tools/dist_train.sh "$config" "$GPUS" --work-dir "$work" \
+            "${options[@]}"
+        if [ "$DRY_RUN" = 1 ]; then
+            best="$work/best_spml_mAP_epoch_N.pth"
+        else
+            echo $(($(date +%s) - start)) >"$work/train_seconds"
+            best=$(ls -v "$work"/best_*.pth | tail -n 1)
+        fi
+        echo "+ $PYTHON tools/test.py $config $best --work-dir $work" \
+            "${options[*]} > $work/test.log 2>&1"
+        if [ "$DRY_RUN" != 1 ]; then
+            "$PYTHON" tools/test.py "$config" "$best" --work-dir "$work" \
+                "${options[@]}" >"$work/test.log" 2>&1
+        fi
+    done
+done
+
+run "$PYTHON" tools/benchmark/reproduce_table.py "$WORK_ROOT" \
+    --dataset "$DATASET" --methods $METHODS

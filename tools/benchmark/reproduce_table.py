@@ -1,0 +1,95 @@
+"""Print the table of a ``tools/benchmark/reproduce.sh`` run.
+
+Reads ``WORK_ROOT/<method>/seed<N>/test.log`` (the test mAP of the best
+checkpoint) and ``train_seconds`` of every run, and prints the table of
+``tools/benchmark/accuracy.py`` (mean and spread over seeds, share of the
+AN-to-full-label gap closed, training time) with the papers' number beside
+each method (SPEC 7).
+
+Example:
+    python tools/benchmark/reproduce_table.py work_dirs/reproduce/voc \\
+        --dataset voc --methods full an grloss em em_apl lasd opml
+"""
+import argparse
+import glob
+import os.path as osp
+import re
+import sys
+from typing import Dict, List
+
+sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
+from accuracy import METHODS, summarize  # noqa: E402
+from results_page import REFERENCE  # noqa: E402
+
+#: config folder of reproduce.sh -> method key of accuracy.py
+KEYS = {'grloss': 'gr', 'opml-sp': 'opml_sp'}
+COLUMNS = {'voc': 'VOC', 'coco': 'COCO', 'nuswide': 'NUS', 'cub': 'CUB'}
+
+
+def paper_results(dataset: str) -> Dict[str, float]:
+    """The papers' test mAP per method label (SPEC 7) for a dataset."""
+    rows = [line.strip('| ').split(' | ') for line in REFERENCE.splitlines()]
+    column = rows[0].index(COLUMNS[dataset])
+    return {row[0]: float(row[column]) for row in rows[2:]}
+
+
+def read_runs(work_root: str, methods: List[str]) -> Dict[str, dict]:
+    """Test mAP and training seconds of every finished run, in the form of
+    accuracy.py's results: {method key: {seed: {mAP, seconds}}}."""
+    results = {}
+    for method in methods:
+        for work in sorted(glob.glob(osp.join(work_root, method, 'seed*'))):
+            log = osp.join(work, 'test.log')
+            if not osp.isfile(log):
+                continue
+            with open(log) as f:
+                found = re.findall(r'Epoch\(test\).*?spml/mAP: ([\d.]+)',
+                                   f.read())
+            if not found:
+                continue
+            seconds = float('nan')
+            if osp.isfile(osp.join(work, 'train_seconds')):
+                with open(osp.join(work, 'train_seconds')) as f:
+                    seconds = float(f.read())
+            results.setdefault(KEYS.get(method, method), {})[
+                osp.basename(work)[len('seed'):]] = dict(
+                    mAP=float(found[-1]), seconds=seconds)
+    return results
+
+
+def table(rows: Dict[str, dict], dataset: str) -> str:
+    paper = paper_results(dataset)
+    lines = [
+        '| method | test mAP (%) | spread (std) | seeds | share of AN-to-full '
+        'gap closed | training time (s) | paper (SPEC 7) |',
+        '| --- | --- | --- | --- | --- | --- | --- |'
+    ]
+    for key, row in rows.items():
+        label = METHODS[key][0] if key in METHODS else key
+        gap = row.get('gap_closed')
+        gap = '-' if gap is None else f'{100 * gap:.0f}%'
+        reference = paper.get(label)
+        lines.append(
+            f'| {label} | {row["mean"]:.2f} | {row["std"]:.2f} | {row["n"]} '
+            f'| {gap} | {row["seconds"]:.0f} | '
+            f'{"-" if reference is None else f"{reference:.2f}"} |')
+    return '\n'.join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('work_root')
+    parser.add_argument('--dataset', required=True, choices=list(COLUMNS))
+    parser.add_argument('--methods', nargs='+', required=True,
+                        help='config folders as reproduce.sh names them')
+    args = parser.parse_args()
+    results = read_runs(args.work_root, args.methods)
+    keys = [KEYS.get(m, m) for m in args.methods]
+    rows = summarize(results, keys)
+    print(f'{COLUMNS[args.dataset]}, ResNet-50, test mAP of the best '
+          f'validation epoch ({args.work_root})\n')
+    print(table(rows, args.dataset) if rows else 'No finished runs yet.')
+
+
+if __name__ == '__main__':
+    main()
