@@ -24,19 +24,21 @@ STORAGE_BYTES = dict(full=5., float16=2.25, uint8=1.25)
 #: bank starts at a multiple of it.
 STATES_PER_BYTE = 4
 
-#: byte -> the int8 states of its four 2-bit codes (code = state + 1, entry
-#: j in bits 2j and 2j + 1), as one int32 word
-_STATE_WORDS = (((torch.arange(256)[:, None] >> 2 * torch.arange(4)) & 3) -
-                1).to(torch.int8).view(torch.int32).view(-1)
+#: byte -> the int8 states of its four 2-bit codes (entry j in bits 2j and
+#: 2j + 1), as one int32 word
+_STATE_WORDS = ((((torch.arange(256)[:, None] >> 2 * torch.arange(4)) & 3) ^
+                 2) - 2).to(torch.int8).view(torch.int32).view(-1)
 
 
 def encode_states(pseudo_label: torch.Tensor) -> torch.Tensor:
-    """States (N, C) in {-1, 0, 1} as 2-bit codes (N, ceil(C / 4)) uint8."""
-    codes = F.pad((pseudo_label + 1).view(torch.uint8),
+    """States (N, C) in {-1, 0, 1} as 2-bit two's complement codes, four
+    per byte (N, ceil(C / 4)) uint8; a zero byte is four unlabelled entries.
+    """
+    codes = F.pad((pseudo_label & 3).view(torch.uint8),
                   (0, -pseudo_label.size(-1) % STATES_PER_BYTE))
     weights = torch.tensor([1, 4, 16, 64], dtype=torch.uint8,
                            device=codes.device)
-    # codes <= 2 in separate bit pairs: the uint8 sum cannot overflow
+    # codes <= 3 in separate bit pairs: the uint8 sum cannot overflow
     return (codes.unflatten(-1, (-1, 4)) * weights).sum(-1, dtype=torch.uint8)
 
 
@@ -177,14 +179,15 @@ class LabelBank(nn.Module):
             self.register_buffer('soft_label',
                                  torch.zeros(num_samples, num_classes))
         else:
+            # zero codes: unlabelled entries with soft label 0
             self.register_buffer(
                 'state_codes',
-                encode_states(
-                    torch.zeros(num_samples, num_classes, dtype=torch.int8)))
+                torch.zeros(num_samples, -(-num_classes // STATES_PER_BYTE),
+                            dtype=torch.uint8))
             self.register_buffer(
                 'soft_label_code',
-                encode_soft_labels(torch.zeros(num_samples, num_classes),
-                                   storage))
+                torch.zeros(num_samples, num_classes,
+                            dtype=getattr(torch, storage)))
         self._records: Optional[List[Record]] = None
 
     @property

@@ -19,9 +19,9 @@ COMPACT = ('float16', 'uint8')
 def test_state_codes():
     states = torch.tensor([[-1, 0, 1, 1, -1, 0], [0, 0, 0, 0, 0, 1]],
                           dtype=torch.int8)
-    # code state + 1 of class 4 i + j in bits 2j, 2j + 1 of byte i
-    assert encode_states(states).tolist() == [[0 + 4 + 32 + 128, 0 + 4],
-                                              [1 + 4 + 16 + 64, 1 + 8]]
+    # class 4 i + j in bits 2j, 2j + 1 of byte i: -1 -> 3, 0 -> 0, 1 -> 1
+    assert encode_states(states).tolist() == [[3 + 0 + 16 + 64, 3],
+                                              [0, 4]]
     g = torch.Generator().manual_seed(0)
     for width in (1, 3, 4, 5, 600):
         states = torch.randint(-1, 2, (7, width), generator=g).to(torch.int8)
@@ -48,6 +48,16 @@ def test_bytes_per_entry(storage):
     size = sum(b.numel() * b.element_size() for b in bank.buffers())
     assert size == 1000 * 600 * STORAGE_BYTES[storage]
     assert bank.num_samples == 1000
+
+
+@pytest.mark.parametrize('storage', ['full', *COMPACT])
+def test_new_banks_are_unlabelled(storage):
+    built, sized = LabelBank(C, 3, storage=storage), LabelBank(C,
+                                                               storage=storage)
+    sized.allocate(3)  # how the hook sizes the head's empty bank
+    for bank in (built, sized):
+        rows = bank.entries(samples([0, 1, 2]))
+        assert not rows['pseudo_label'].any() and not rows['soft_label'].any()
 
 
 def random_run(seed=0):
