@@ -443,8 +443,8 @@ def report(losses, iteration, banks, args, command) -> str:
                          f'{mb(row["memory"])}')
         if not ok:
             missed_losses.append(name)
-        lines.append(f'| {name} | ' + ' | '.join(cells) +
-                     f' | {"-" if name == REFERENCE_NAME else "yes" if ok else "**no**"} |')
+        verdict = '-' if name == REFERENCE_NAME else 'yes' if ok else '**no**'
+        lines.append(f'| {name} | ' + ' | '.join(cells) + f' | {verdict} |')
 
     it, heads = iteration['iteration'], iteration['heads']
     names = list(it)
