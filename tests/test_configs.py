@@ -6,24 +6,28 @@ loss, label bank, consistency term and data preprocessor runs one training
 iteration (``model.train_step``, with the config's optimizer) on two random
 images of the smallest size its backbone takes.
 """
-import copy
 import functools
 import glob
 import json
 import os.path as osp
 import re
+import sys
 
 import pytest
 import torch
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import init_default_scope
-from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 import spml_mm  # noqa: F401  (registers the plugin)
 from spml_mm.models.label_bank import LabelBank
 from tests.conftest import REPO
+
+sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
+sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
+from loading import build_model  # noqa: E402
+from speed import num_views  # noqa: E402
 
 CONFIGS = sorted(
     osp.relpath(p, REPO)
@@ -56,15 +60,6 @@ def one_thread():
 def load(path):
     """The parsed config (cached: parsing resolves MMPretrain's bases)."""
     return Config.fromfile(osp.join(REPO, path))
-
-
-def build_model(cfg):
-    """The config's model with the backbone's pretrained init disabled and
-    the top-level data preprocessor, as the runner builds it."""
-    model_cfg = copy.deepcopy(cfg.model)
-    model_cfg.setdefault('data_preprocessor', cfg.get('data_preprocessor'))
-    model_cfg.backbone.init_cfg = None
-    return MODELS.build(model_cfg)
 
 
 def zoo_weights():
@@ -101,15 +96,6 @@ def test_config_builds(path):
         assert init.get('prefix') == 'backbone'
     else:
         assert checkpoint.startswith('torchvision://'), checkpoint
-
-
-def num_views(cfg):
-    """Views per sample of the training pipeline (``MultiView``), else 1."""
-    for step in cfg.train_dataloader.dataset.pipeline:
-        if step['type'] == 'MultiView':
-            views = step['num_views']
-            return sum(views) if isinstance(views, (list, tuple)) else views
-    return 1
 
 
 def pairing(cfg):
