@@ -12,7 +12,8 @@
 #   SEEDS="0"              seeds per method, e.g. SEEDS="0 1 2"
 #   METHODS="full an grloss em em_apl lasd opml"   config folders to run;
 #                          "full" is AN's config on the true labels (the upper
-#                          bound), "opml-sp" is configs/opml/resnet50-sp_*.py
+#                          bound); opml's ResNet-50 configs are OPML-SP;
+#                          "folder-variant" runs configs/folder/resnet50-variant_*
 #   WORK_ROOT=work_dirs/reproduce/DATASET
 #   PORT=29500, PYTHON=python   passed on to tools/dist_train.sh
 #   DRY_RUN=1              print the commands instead of running them

@@ -62,15 +62,15 @@ from spml_mm.engine.hooks.pseudo_label_hook import \
 from spml_mm.models.data_preprocessors import split_views  # noqa: E402
 from spml_mm.models.label_bank import LabelBank  # noqa: E402
 
-#: method folder (and config variant) -> name in the tables
+#: method folder (and config variant) -> name in the tables; OPML's
+#: ResNet-50 configs are the full OPML-SP recipe
 LABELS = {
     'an': 'AN',
     'grloss': 'GR',
     'em': 'EM',
     'em_apl': 'EM + APL',
     'lasd': 'LASD',
-    'opml': 'OPML',
-    'opml-sp': 'OPML-SP',
+    'opml': 'OPML-SP',
 }
 #: logits shapes of the loss table and the configs their settings come from
 LOSS_SHAPES = {(64, 80): 'coco', (64, 312): 'cub'}

@@ -1,0 +1,94 @@
+"""tools/benchmark/reproduce.sh (dry run) and its table."""
+import os
+import os.path as osp
+import subprocess
+
+import pytest
+
+from tests.conftest import PYTHON, REPO, run_tool
+
+SCRIPT = 'tools/benchmark/reproduce.sh'
+METHODS = ['full', 'an', 'grloss', 'em', 'em_apl', 'lasd', 'opml']
+
+
+def dry_run(dataset, **env):
+    return run_tool(['bash', SCRIPT, dataset],
+                    env=dict(os.environ, DRY_RUN='1', PYTHON=PYTHON, **env))
+
+
+def test_dry_run_prints_every_method(tmp_path):
+    out = dry_run('voc', WORK_ROOT=str(tmp_path), SEEDS='0 1')
+    for method in METHODS:
+        config = f'configs/{"an" if method == "full" else method}/' \
+                 'resnet50_voc.py'
+        assert osp.isfile(osp.join(REPO, config))
+        for seed in (0, 1):
+            work = f'{tmp_path}/{method}/seed{seed}'
+            assert (f'+ bash tools/dist_train.sh {config} 8 --work-dir '
+                    f'{work} --cfg-options randomness.seed={seed}') in out
+            assert (f'+ {PYTHON} tools/test.py {config} '
+                    f'{work}/best_spml_mAP_epoch_N.pth --work-dir {work}'
+                    ) in out
+    # the upper bound trains AN's config on the true labels, only it
+    assert out.count('full_labels=True') == 4  # 2 seeds x (train + test)
+    assert f'reproduce_table.py {tmp_path} --dataset voc --methods ' \
+        + ' '.join(METHODS) in out
+    assert not os.listdir(tmp_path)  # nothing ran
+
+
+def test_gpus_methods_and_finished_runs(tmp_path):
+    finished = tmp_path / 'an' / 'seed0'
+    finished.mkdir(parents=True)
+    (finished / 'test.log').write_text('Epoch(test) [5/5]  spml/mAP: 64.90\n')
+    out = dry_run('coco', WORK_ROOT=str(tmp_path), GPUS='4',
+                  METHODS='an lasd')
+    assert f'= {finished}: tested already' in out
+    assert 'tools/dist_train.sh configs/an/' not in out
+    assert ('+ bash tools/dist_train.sh configs/lasd/resnet50_coco.py 4 '
+            f'--work-dir {tmp_path}/lasd/seed0') in out
+    assert 'grloss' not in out
+
+
+@pytest.mark.parametrize('args,env,message', [
+    (['imagenet'], {}, 'Usage: bash'),
+    ([], {}, 'Usage: bash'),
+    (['voc'], {'METHODS': 'an nosuchmethod'},
+     'No such config: configs/nosuchmethod/resnet50_voc.py'),
+])
+def test_refuses_bad_input(args, env, message):
+    proc = subprocess.run(['bash', SCRIPT, *args], cwd=REPO,
+                          capture_output=True, text=True,
+                          env=dict(os.environ, DRY_RUN='1', **env))
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert '+ ' not in proc.stdout
+
+
+def test_table_of_finished_runs(tmp_path):
+    maps = {'full': [90., 88.], 'an': [80., 82.], 'grloss': [86., 86.5],
+            'opml': [85.]}
+    for method, values in maps.items():
+        for seed, value in enumerate(values):
+            work = tmp_path / method / f'seed{seed}'
+            work.mkdir(parents=True)
+            (work / 'test.log').write_text(
+                'Epoch(val) [8][10/10]  spml/mAP: 1.00\n'
+                f'Epoch(test) [20/20]  spml/mAP: {value:.4f}  data_time: 1\n')
+            (work / 'train_seconds').write_text(f'{100 * (seed + 1)}\n')
+    out = run_tool([
+        PYTHON, 'tools/benchmark/reproduce_table.py',
+        str(tmp_path), '--dataset', 'voc', '--methods', 'full', 'an',
+        'grloss', 'em', 'opml'
+    ])
+    rows = {line.split(' | ')[0][2:]: line.split(' | ')
+            for line in out.splitlines() if line.startswith('| ')}
+    # means, population std (accuracy.py's), gap share, mean time, paper
+    assert rows['full-label BCE (upper bound)'][1:7] == [
+        '89.00', '1.00', '2', '100%', '150', '89.42 |']
+    assert rows['AN'][1:5] == ['81.00', '1.00', '2', '0%']
+    # (86.25 - 81) / (89 - 81) = 65.6%
+    assert rows['GR'][1:7] == ['86.25', '0.25', '2', '66%', '150', '89.83 |']
+    # OPML's ResNet-50 configs are OPML-SP: (85 - 81) / 8 = 50%
+    assert rows['OPML-SP'][1:7] == ['85.00', '0.00', '1', '50%', '100',
+                                    '89.20 |']
+    assert 'EM' not in rows  # no finished run

@@ -1,0 +1,124 @@
+"""tools/benchmark/speed.py: its measurements and its report."""
+import os.path as osp
+import sys
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from tests.conftest import PYTHON, REPO, run_tool
+
+sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
+import speed  # noqa: E402
+
+
+@pytest.fixture
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_peak_memory_counts_live_tensors():
+
+    def fn():
+        a = torch.empty(1_000_000)  # 4 MB
+        b = torch.empty(2_000_000)  # 8 MB while a lives: 12 MB
+        del a, b
+        torch.empty(500_000)  # 2 MB after both are freed
+
+    assert speed.peak_memory(fn) == 12_000_000
+
+
+def test_interleaved_ratio_of_twice_the_work(one_thread):
+    x = torch.randn(160, 160)
+
+    def once():
+        x @ x
+
+    def twice():
+        x @ x
+        x @ x
+
+    timed = speed.interleaved(dict(once=once, twice=twice), 'once', 7, 0.01)
+    assert speed.clock() is speed.time.thread_time
+    assert timed['once']['ratio'] == 1
+    assert 1.6 < timed['twice']['ratio'] < 2.5
+    assert timed['twice']['time'] > timed['once']['time'] > 0
+
+
+def test_every_resnet50_config_has_a_table_name():
+    for dataset in ('coco', 'cub'):
+        found = speed.method_configs(dataset)
+        assert {'AN', 'GR', 'EM', 'EM + APL', 'LASD', 'OPML-SP'} <= set(found)
+        assert set(found) <= set(speed.LABELS.values()), found
+        for path in found.values():
+            assert osp.isfile(osp.join(REPO, path))
+
+
+def test_loss_steps_see_the_configs_state():
+    cfg = speed.load(speed.method_configs('coco')['EM + APL'])
+    g = torch.Generator().manual_seed(0)
+    target = speed.one_positive(64, 80, g)
+    bank = speed.trained_bank(cfg, target, g)
+    # APL over the whole run: about theta = 0.9 of the unobserved entries
+    negatives = int((bank.entries(speed.samples_of(target))['pseudo_label']
+                     == -1).sum())
+    assert 0.8 * 0.9 * 64 * 79 < negatives <= 0.9 * 64 * 79
+    # every step runs forward and backward
+    for name, path in speed.method_configs('cub').items():
+        speed.loss_step(speed.load(path), 8, 312)()
+    speed.loss_step(None, 8, 312)()
+
+
+def fake_results(gr_ratio, lasd_share):
+    losses = {
+        shape: {
+            speed.REFERENCE_NAME: dict(ratio=1., time=1e-4, memory=2**20),
+            'AN': dict(ratio=1.5, time=1.5e-4, memory=2**20),
+            'GR': dict(ratio=gr_ratio, time=3e-4, memory=2**21),
+        }
+        for shape in speed.LOSS_SHAPES
+    }
+    iteration = dict(
+        iteration={
+            'SPMLLinearClsHead + ANLoss': dict(ratio=1.01, time=2., memory=0),
+            'MMPretrain': dict(ratio=1., time=1.98, memory=0)
+        },
+        heads={
+            'AN': dict(time=1e-3, share=0.001),
+            'LASD': dict(time=5e-3, share=lasd_share)
+        })
+    banks = [dict(name='EM + APL', matrix='COCO 82,081 x 80', time=0.5,
+                  memory=2**26, storage=2**24)]
+    return losses, iteration, banks
+
+
+def test_report_says_which_targets_are_missed():
+    args = SimpleNamespace(img_size=224, batch_size=8)
+    text = speed.report(*fake_results(1.9, 0.01), args, 'cmd')
+    assert '- every loss within 2x of BCE: met' in text
+    assert '- head share of an iteration under 5%: met' in text
+    assert '| GR | 1.90 | 300 | 2.00 | 1.90 | 300 | 2.00 | yes |' in text
+    text = speed.report(*fake_results(2.1, 0.06), args, 'cmd')
+    assert '- every loss within 2x of BCE: **missed** by GR' in text
+    assert '| LASD | 5.00 | 6.00% | **no** |' in text
+    assert 'under 5%: **missed** by LASD' in text
+    assert '| EM + APL | COCO 82,081 x 80 | 0.500 | 64.00 | 16.00 |' in text
+
+
+def test_quick_run_writes_its_page(tmp_path):
+    out = run_tool([
+        PYTHON, 'tools/benchmark/speed.py', '--quick', '--threads', '1',
+        '--out-dir',
+        str(tmp_path)
+    ])
+    text = (tmp_path / 'speed.md').read_text()
+    assert text in out
+    for section in ('### Loss forward', '### Training iteration',
+                    '### Label-bank update', '### Targets'):
+        assert section in text
+    for name in speed.method_configs('coco'):
+        assert f'| {name} |' in text
+    assert 'CPU time of the thread' in text
