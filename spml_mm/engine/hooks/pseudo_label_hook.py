@@ -75,24 +75,24 @@ def gather_records(
         C' the number of ``classes``.
     """
     width = len(range(num_classes)[classes])
+    flags = dist.all_gather(
+        torch.tensor([int(all(r[3] is not None for r in records))]))
+    has_full = bool(torch.cat(flags).all())
     if records:
         device = records[0][1].device
-        index = torch.cat([r[0].to(device) for r in records])
+        index = torch.cat([r[0] for r in records]).to(device)
         scores = torch.cat([r[1][:, classes] for r in records])
-        has_full = all(r[3] is not None for r in records)
-        full = [r[3] if has_full else r[2] for r in records]
-        labels = torch.cat([
-            torch.cat([r[2][:, classes].to(device), f[:, classes].to(device)],
-                      1) for r, f in zip(records, full)
-        ]).to(torch.uint8)
+        # observed and true labels travel together, as one uint8 block
+        labels = [torch.cat([r[2][:, classes] for r in records])]
+        if has_full:
+            labels.append(torch.cat([r[3][:, classes] for r in records]))
+        labels = torch.cat([lab.to(device) for lab in labels],
+                           1).to(torch.uint8)
     else:
-        device = torch.device('cpu')
         index = torch.zeros(0, dtype=torch.long)
         scores = torch.zeros(0, width)
-        labels = torch.zeros(0, 2 * width, dtype=torch.uint8)
-        has_full = True
+        labels = torch.zeros(0, (1 + has_full) * width, dtype=torch.uint8)
     counts = torch.cat(dist.all_gather(torch.tensor([len(index)])))
-    flags = torch.cat(dist.all_gather(torch.tensor([int(has_full)])))
     size = int(counts.max())
 
     def gather(rows: torch.Tensor) -> torch.Tensor:
@@ -101,8 +101,7 @@ def gather_records(
         parts = dist.all_gather(padded)
         return torch.cat([p[:n] for p, n in zip(parts, counts.tolist())])
 
-    index = gather(index.to(device))
-    scores, labels = gather(scores), gather(labels).bool()
+    index, scores, labels = gather(index), gather(scores), gather(labels)
     if index.numel() and (index.min() < 0 or index.max() >= num_samples):
         raise ValueError(
             f'SPMLPseudoLabelHook: sample_idx {int(index.max())} outside the '
@@ -119,9 +118,9 @@ def gather_records(
             f'training samples were not scored (first: sample_idx '
             f'{int(missing.nonzero()[0])}); every sample must be seen once '
             'per epoch (no drop_last, no dataset wrappers).')
-    scores, labels = scores[first], labels[first]
+    scores, labels = scores[first], labels[first].bool()
     observed, full = labels[:, :width], labels[:, width:]
-    return scores, observed, full if bool(flags.all()) else None
+    return scores, observed, full if has_full else None
 
 
 def pseudo_label_stats(bank: LabelBank,
@@ -135,8 +134,9 @@ def pseudo_label_stats(bank: LabelBank,
         count = int(chosen.sum())
         stats[f'pseudo_{name}s'] = count
         if full is not None and count:
-            right = (full.to(chosen.device)[chosen] == truth).float().mean()
-            stats[f'pseudo_{name}_acc'] = 100 * float(right)
+            true = full.to(chosen.device)
+            wrong = int((chosen & (~true if truth else true)).sum())
+            stats[f'pseudo_{name}_acc'] = 100 * (1 - wrong / count)
     return stats
 
 

@@ -27,15 +27,16 @@ def select_pseudo_negatives(
     Returns:
         tuple: Row and column indices of the selected entries.
     """
-    free = ~observed & (pseudo_label == UNLABELLED)
     k = min(int(num_per_class.max()), scores.size(0))
     if k <= 0:
         empty = scores.new_zeros(0, dtype=torch.long)
         return empty, empty
-    masked = scores.masked_fill(~free, float('inf'))
-    rows = masked.topk(k, dim=0, largest=False, sorted=True).indices
+    # probabilities are finite: inf marks the entries that cannot be chosen
+    blocked = observed | (pseudo_label != UNLABELLED)
+    values, rows = scores.masked_fill(blocked, float('inf')).topk(
+        k, dim=0, largest=False, sorted=True)
     rank = torch.arange(k, device=scores.device)[:, None]
-    take = (rank < num_per_class.to(scores.device)) & free.gather(0, rows)
+    take = (rank < num_per_class.to(scores.device)) & (values != float('inf'))
     cols = torch.arange(scores.size(1), device=scores.device).expand_as(rows)
     return rows[take], cols[take]
 
@@ -73,7 +74,7 @@ class AsymmetricPseudoLabeling(BaseLabelUpdater):
     def num_per_epoch(self, observed: torch.Tensor,
                       num_rounds: int) -> torch.Tensor:
         """``int(theta * U_c / num_rounds)`` per class, as in the release."""
-        unannotated = (~observed).sum(0).double()
+        unannotated = (observed.size(0) - observed.sum(0)).double()
         return (self.negative_proportion * unannotated / num_rounds).long()
 
     def update(self, bank: LabelBank, scores: torch.Tensor,
