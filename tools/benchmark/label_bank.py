@@ -13,7 +13,7 @@ shared machine the CPU time is the steadier of the two.
 
 Example:
     python tools/benchmark/label_bank.py
-    python tools/benchmark/label_bank.py --models configs/em_apl/vgg11bn_demo.py
+    python tools/benchmark/label_bank.py --repeats 6 --iters 5 --batch-size 4
 """
 import argparse
 import os.path as osp
