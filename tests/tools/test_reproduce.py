@@ -92,3 +92,48 @@ def test_table_of_finished_runs(tmp_path):
     assert rows['OPML-SP'][1:7] == ['85.00', '0.00', '1', '50%', '100',
                                     '89.20 |']
     assert 'EM' not in rows  # no finished run
+
+
+FAKE_PYTHON = r'''#!/usr/bin/env bash
+# Stands in for python: training makes best checkpoints, testing prints a
+# test mAP, the table helper runs for real.
+echo "$*" >> "$FAKE_LOG"
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+    [ "${args[i]}" = --work-dir ] && work=${args[i + 1]}
+done
+case "$*" in
+    *torch.distributed.run*)
+        mkdir -p "$work"
+        touch "$work/best_spml_mAP_epoch_9.pth" \
+              "$work/best_spml_mAP_epoch_10.pth" ;;
+    *tools/test.py*) echo 'Epoch(test) [9/9]  spml/mAP: 77.5000' ;;
+    *) exec "$REAL_PYTHON" "$@" ;;
+esac
+'''
+
+
+def test_runs_train_test_and_table_with_a_fake_python(tmp_path):
+    fake = tmp_path / 'python'
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    log = tmp_path / 'calls.log'
+    work_root = tmp_path / 'work'
+    out = run_tool(['bash', SCRIPT, 'cub'],
+                   env=dict(os.environ, PYTHON=str(fake), FAKE_LOG=str(log),
+                            REAL_PYTHON=PYTHON, WORK_ROOT=str(work_root),
+                            METHODS='an lasd', GPUS='2'))
+    calls = log.read_text().splitlines()
+    assert len(calls) == 5  # 2 x (train, test) + table
+    assert '--nproc_per_node=2' in calls[0]
+    assert 'configs/an/resnet50_cub.py' in calls[0]
+    # the best checkpoint of the latest epoch is tested
+    assert calls[1].startswith(
+        f'tools/test.py configs/an/resnet50_cub.py '
+        f'{work_root}/an/seed0/best_spml_mAP_epoch_10.pth')
+    assert (work_root / 'lasd' / 'seed0' / 'train_seconds').is_file()
+    assert 'spml/mAP: 77.5' in (work_root / 'lasd' / 'seed0' /
+                                'test.log').read_text()
+    assert '| AN | 77.50 | 0.00 | 1 | - |' in out
+    assert '| LASD | 77.50 | 0.00 | 1 | - |' in out
+    assert out.rstrip().endswith('| 22.01 |')  # LASD's CUB number, SPEC 7
