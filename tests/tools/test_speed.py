@@ -20,7 +20,7 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-def test_peak_memory_counts_live_tensors():
+def test_profile_counts_live_tensors_and_operators():
 
     def fn():
         a = torch.empty(1_000_000)  # 4 MB
@@ -28,7 +28,10 @@ def test_peak_memory_counts_live_tensors():
         del a, b
         torch.empty(500_000)  # 2 MB after both are freed
 
-    assert speed.peak_memory(fn) == 12_000_000
+    assert speed.profile_call(fn) == dict(memory=12_000_000, ops=3)
+    x = torch.randn(4, 3)
+    # operators called by other operators (sigmoid's own kernels) do not count
+    assert speed.profile_call(lambda: x.sigmoid().exp().sum())['ops'] == 3
 
 
 def test_interleaved_ratio_of_twice_the_work(one_thread):
@@ -75,9 +78,10 @@ def test_loss_steps_see_the_configs_state():
 def fake_results(gr_ratio, lasd_share):
     losses = {
         shape: {
-            speed.REFERENCE_NAME: dict(ratio=1., time=1e-4, memory=2**20),
-            'AN': dict(ratio=1.5, time=1.5e-4, memory=2**20),
-            'GR': dict(ratio=gr_ratio, time=3e-4, memory=2**21),
+            speed.REFERENCE_NAME: dict(
+                ratio=1., time=1e-4, memory=2**20, ops=17),
+            'AN': dict(ratio=1.5, time=1.5e-4, memory=2**20, ops=28),
+            'GR': dict(ratio=gr_ratio, time=3e-4, memory=2**21, ops=74),
         }
         for shape in speed.LOSS_SHAPES
     }
@@ -100,7 +104,7 @@ def test_report_says_which_targets_are_missed():
     text = speed.report(*fake_results(1.9, 0.01), args, 'cmd')
     assert '- every loss within 2x of BCE: met' in text
     assert '- head share of an iteration under 5%: met' in text
-    assert '| GR | 1.90 | 300 | 2.00 | 1.90 | 300 | 2.00 | yes |' in text
+    assert '| GR | 1.90 | 300 | 2.00 | 1.90 | 300 | 2.00 | 74 | yes |' in text
     text = speed.report(*fake_results(2.1, 0.06), args, 'cmd')
     assert '- every loss within 2x of BCE: **missed** by GR' in text
     assert '| LASD | 5.00 | 6.00% | **no** |' in text
@@ -121,4 +125,4 @@ def test_quick_run_writes_its_page(tmp_path):
         assert section in text
     for name in speed.method_configs('coco'):
         assert f'| {name} |' in text
-    assert 'CPU time of the thread' in text
+    assert 'CPU, 1 torch thread, timed by the thread\'s CPU time' in text
