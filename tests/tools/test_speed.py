@@ -32,6 +32,9 @@ def test_profile_counts_live_tensors_and_operators():
     x = torch.randn(4, 3)
     # operators called by other operators (sigmoid's own kernels) do not count
     assert speed.profile_call(lambda: x.sigmoid().exp().sum())['ops'] == 3
+    big = torch.randn(300, 300)
+    assert speed.costliest_operator(
+        lambda: (big @ big).add(1)).startswith('mm (')
 
 
 def test_interleaved_ratio_of_twice_the_work(one_thread):
@@ -79,9 +82,12 @@ def fake_results(gr_ratio, lasd_share):
     losses = {
         shape: {
             speed.REFERENCE_NAME: dict(
-                ratio=1., time=1e-4, memory=2**20, ops=17),
-            'AN': dict(ratio=1.5, time=1.5e-4, memory=2**20, ops=28),
-            'GR': dict(ratio=gr_ratio, time=3e-4, memory=2**21, ops=74),
+                ratio=1., time=1e-4, memory=2**20, ops=17,
+                costliest='binary_cross_entropy_with_logits (40%)'),
+            'AN': dict(ratio=1.5, time=1.5e-4, memory=2**20, ops=28,
+                       costliest='mul (20%)'),
+            'GR': dict(ratio=gr_ratio, time=3e-4, memory=2**21, ops=74,
+                       costliest='pow (30%)'),
         }
         for shape in speed.LOSS_SHAPES
     }
@@ -104,7 +110,8 @@ def test_report_says_which_targets_are_missed():
     text = speed.report(*fake_results(1.9, 0.01), args, 'cmd')
     assert '- every loss within 2x of BCE: met' in text
     assert '- head share of an iteration under 5%: met' in text
-    assert '| GR | 1.90 | 300 | 2.00 | 1.90 | 300 | 2.00 | 74 | yes |' in text
+    assert ('| GR | 1.90 | 300 | 2.00 | 1.90 | 300 | 2.00 | 74 | pow (30%) | '
+            'yes |') in text
     text = speed.report(*fake_results(2.1, 0.06), args, 'cmd')
     assert '- every loss within 2x of BCE: **missed** by GR' in text
     assert '| LASD | 5.00 | 6.00% | **no** |' in text

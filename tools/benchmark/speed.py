@@ -208,6 +208,19 @@ def profile_call(fn: Callable[[], None]) -> Dict[str, int]:
     return dict(memory=peak, ops=ops)
 
 
+def costliest_operator(fn: Callable[[], None], calls: int = 20) -> str:
+    """The ATen operator with the most own CPU time over ``calls`` calls of
+    ``fn``, and its share of their total."""
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(calls):
+            fn()
+    ops = [e for e in prof.key_averages() if e.key.startswith('aten::')]
+    top = max(ops, key=lambda e: e.self_cpu_time_total)
+    total = sum(e.self_cpu_time_total for e in ops)
+    share = 100 * top.self_cpu_time_total / total
+    return f'{top.key[len("aten::"):]} ({share:.0f}%)'
+
+
 def clock() -> Callable[[], float]:
     """The timer: with one torch thread every op runs in the calling
     thread, so its CPU time (``time.thread_time``) is the cost of the work,
@@ -271,7 +284,8 @@ def measure_losses(rounds: int, progress: ProgressBar) -> Dict:
             fns[name] = loss_step(load(path), batch, num_classes)
         timed = interleaved(fns, REFERENCE_NAME, rounds, 0.02, progress)
         for name, fn in fns.items():
-            timed[name].update(profile_call(fn))
+            timed[name].update(profile_call(fn),
+                               costliest=costliest_operator(fn))
         results[(batch, num_classes)] = timed
     return results
 
@@ -436,13 +450,14 @@ def report(losses, iteration, banks, args, command) -> str:
         'CUB (312 classes) config; EM + APL and OPML-SP with their label '
         'bank filled by the config\'s update rule, LASD with its consistency '
         'term over 3 views (3 x 64 logits). "ops": ATen operators one '
-        'forward + backward dispatches.', ''
+        'forward + backward dispatches; the costliest of them at 64 x 312 '
+        'and its share of the CPU time of all.', ''
     ]
     shapes = list(losses)
     header = '| loss | ' + ' | '.join(
         f'{b} x {c}: ratio | time (us) | peak memory (MB)'
-        for b, c in shapes) + ' | ops | within 2x |'
-    lines += [header, '| --- ' * (3 + 3 * len(shapes)) + '|']
+        for b, c in shapes) + ' | ops | costliest op | within 2x |'
+    lines += [header, '| --- ' * (4 + 3 * len(shapes)) + '|']
     missed_losses = []
     for name in losses[shapes[0]]:
         cells, ok = [], True
@@ -458,8 +473,9 @@ def report(losses, iteration, banks, args, command) -> str:
             missed_losses.append(name)
         verdict = '-' if name == REFERENCE_NAME else 'yes' if ok else '**no**'
         ops = losses[shapes[0]][name]['ops']
+        costliest = losses[shapes[-1]][name]['costliest']
         lines.append(f'| {name} | ' + ' | '.join(cells) +
-                     f' | {ops} | {verdict} |')
+                     f' | {ops} | {costliest} | {verdict} |')
 
     it, heads = iteration['iteration'], iteration['heads']
     names = list(it)
@@ -514,7 +530,8 @@ def report(losses, iteration, banks, args, command) -> str:
          'fused ATen kernel forward and one backward; the SPML losses are '
          'compositions of elementwise operators (the "ops" column), and on '
          'logits this small their time follows the number of operators '
-         'rather than the arithmetic. The heads\' share of an iteration '
+         'rather than the arithmetic, unless one operator dominates (the '
+         '"costliest op" column). The heads\' share of an iteration '
          '(below) is what a training run pays.'))
     lines.append(
         f'- head share of an iteration under {100 * HEAD_SHARE_TARGET:g}%: '
