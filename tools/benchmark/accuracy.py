@@ -145,7 +145,8 @@ def main():
     if osp.isfile(json_path) and not args.rerun:
         with open(json_path) as f:
             results = json.load(f)
-    todo = [(m, s) for m in args.methods for s in args.seeds
+    # seed-major: an interrupted run still has every method's first seeds
+    todo = [(m, s) for s in args.seeds for m in args.methods
             if str(s) not in results.get(m, {})]
     progress = ProgressBar(len(todo))
     for method, seed in todo:
