@@ -210,15 +210,23 @@ def profile_call(fn: Callable[[], None]) -> Dict[str, int]:
 
 def costliest_operator(fn: Callable[[], None], calls: int = 20) -> str:
     """The ATen operator with the most own CPU time over ``calls`` calls of
-    ``fn``, and its share of their total."""
+    ``fn``, and its share of their total.
+
+    An operator's time is the median of its calls times their number, so
+    that a call preempted by another process does not make it the costliest.
+    """
+    times: Dict[str, List[float]] = {}
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for _ in range(calls):
             fn()
-    ops = [e for e in prof.key_averages() if e.key.startswith('aten::')]
-    top = max(ops, key=lambda e: e.self_cpu_time_total)
-    total = sum(e.self_cpu_time_total for e in ops)
-    share = 100 * top.self_cpu_time_total / total
-    return f'{top.key[len("aten::"):]} ({share:.0f}%)'
+    for event in prof.events():
+        if event.name.startswith('aten::'):
+            times.setdefault(event.name, []).append(
+                event.self_cpu_time_total)
+    cost = {k: statistics.median(v) * len(v) for k, v in times.items()}
+    top = max(cost, key=cost.get)
+    share = 100 * cost[top] / sum(cost.values())
+    return f'{top[len("aten::"):]} ({share:.0f}%)'
 
 
 def clock() -> Callable[[], float]:
