@@ -1,5 +1,9 @@
 # GR loss on the demo dataset (SPEC 3): VGG-11-BN from scratch, Adam 1e-3,
-# batch 32, 6 epochs, as configs/an/vgg11bn_demo.py.
+# batch 32, 6 epochs, as configs/an/vgg11bn_demo.py. The loss keeps the
+# paper's VOC column of Table 6 unchanged: it already fits a from-scratch
+# backbone here. k starts at sigmoid(-2) = 0.12, close to the demo's share of
+# missed positives among the unobserved labels (1.04 / 9 = 0.12; the paper's
+# Assumption 1), and the schedules scale with T = 6 epochs.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
@@ -9,10 +13,10 @@ model = dict(
     head=dict(
         loss=dict(
             type='GRLoss',
-            w=(0., 2.),
-            b=(-2., -2.),
-            mu=(0.5, 0.8),
-            sigma=(2., 0.5),
+            w=(0., 2.),  # beta: (w0, wT)
+            b=(-2., -2.),  # beta: (b0, bT)
+            mu=(0.5, 0.8),  # alpha: (mu0, muT)
+            sigma=(2., 0.5),  # alpha: (sigma0, sigmaT)
             q2=0.01,
             q3=1.)))
 
@@ -21,4 +25,5 @@ optim_wrapper = dict(
     optimizer=dict(lr=1e-3), paramwise_cfg=dict(_delete_=True))
 train_cfg = dict(max_epochs=6)
 
+# moves beta and alpha before every epoch and logs them
 custom_hooks = _base_.custom_hooks + [dict(type='SPMLEpochHook')]

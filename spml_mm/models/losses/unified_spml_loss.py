@@ -231,8 +231,10 @@ def _split_component(cfg: Optional[dict], table: Dict[str, Callable],
     except TypeError as err:
         raise ValueError(f'{name}={dict(type=kind, **cfg)}: {err}') from None
     for arg, value in cfg.items():
-        ends = value if isinstance(value, (tuple, list)) else (value, )
-        if len(ends) not in (1, 2):
+        pair = isinstance(value, (tuple, list))
+        ends = tuple(value) if pair else (value, )
+        if pair and len(ends) != 2 or not all(
+                isinstance(x, (int, float)) for x in ends):
             raise ValueError(f'{name}.{arg} must be a number or a (start, '
                              f'end) pair, got {value!r}')
         check, valid = _DOMAINS.get(arg, (lambda x: True, ''))

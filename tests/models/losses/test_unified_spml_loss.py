@@ -114,6 +114,9 @@ def test_bad_components():
          r'v.sigma must be > 0'),
         (dict(k=dict(type='threshold', tau=1.5)), r'k.tau must be in \[0'),
         (dict(l3=dict(type='gce_neg', q=(1., 2.))), 'fixed arguments'),
+        (dict(k=dict(type='logistic', w=(0., 1., 2.), b=0.)),
+         r'k.w must be a number or a \(start, end\) pair'),
+        (dict(k=dict(type='constant', value='0')), r'k.value must be a'),
         (dict(preset='hill', trainable_k=True, num_classes=3),
          "needs k=dict\\(type='logistic'"),
     ]:
