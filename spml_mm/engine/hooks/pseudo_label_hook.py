@@ -249,7 +249,11 @@ class SPMLPseudoLabelHook(Hook):
             updated in blocks of classes whose (N, block) float32 scores fit
             in it (a multiple of 8 classes, at least 8; see
             :func:`update_in_blocks`). The result does not depend on it.
-            Defaults to 256 (one block up to N x C = 67M entries).
+            While a block is gathered and updated a rank holds about 10
+            times the bound (its copies, the decoded bank block, the
+            update's buffers: 0.71 GB at 1M x 600 with 16-class blocks on 2
+            ranks, ``tools/benchmark/label_bank_scale.py``). Defaults to 256
+            (one block up to N x C = 67M entries).
 
     Example:
         >>> custom_hooks = [
