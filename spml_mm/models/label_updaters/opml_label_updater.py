@@ -20,9 +20,10 @@ def num_corrections(observed: torch.Tensor, class_ap: torch.Tensor,
         zeta (float): Correction proportion zeta in [0, 1].
 
     Returns:
-        torch.Tensor: How many entries to correct per class (C,), long.
+        torch.Tensor: How many entries to correct per class (C,), long, on
+        the CPU.
     """
-    num_observed = observed.sum(0).double()
+    num_observed = observed.sum(0).double().cpu()
     share = zeta * num_observed * (1 - class_ap.double().cpu())
     return share.floor().long()
 
