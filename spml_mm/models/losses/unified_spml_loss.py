@@ -368,8 +368,9 @@ class UnifiedSPMLLoss(nn.Module):
             max_epochs (int): Number of training epochs T.
 
         Returns:
-            dict: The scheduled arguments now (learned ones as their mean
-            over classes), by name, for logging.
+            dict: The arguments of k and v now (learned ones as their mean
+            over classes), by name, for logging; v's take a ``v_`` prefix
+            where k has the same name.
         """
         if not 0 <= epoch < max_epochs:
             raise ValueError(f'epoch must be in [0, max_epochs={max_epochs})'
@@ -377,13 +378,9 @@ class UnifiedSPMLLoss(nn.Module):
         self._k_now = _at(self.k_args, epoch / max_epochs)
         self._v_now = _at(self.v_args, (epoch + 1) / max_epochs)
         self._expect_set_epoch = False
-        values = {}
-        for prefix, now, args in (('k', self._k_now, self.k_args),
-                                  ('v', self._v_now, self.v_args)):
-            for arg, value in args.items():
-                if isinstance(value, (tuple, list)):
-                    values[arg if arg not in values else
-                           f'{prefix}_{arg}'] = now[arg]
+        values = dict(self._k_now)
+        for arg, value in self._v_now.items():
+            values[arg if arg not in values else f'v_{arg}'] = value
         if self.trainable_k:
             values.update({
                 arg: float(param.detach().mean())

@@ -83,7 +83,11 @@ def test_components_override_the_preset(batch):
     # a scheduled threshold moves with v's (epoch + 1) / T
     en = UnifiedSPMLLoss(
         preset='en', v=dict(type='threshold', tau=(0.9, 0.5)))
-    assert en.set_epoch(1, 4) == {'tau': pytest.approx(0.7)}
+    assert en.set_epoch(1, 4) == dict(value=0., tau=pytest.approx(0.7))
+    # k's and v's arguments of the same name are logged apart
+    both = UnifiedSPMLLoss(
+        preset='splc', v=dict(type='threshold', tau=(0.9, 0.5)))
+    assert both.set_epoch(3, 4) == dict(tau=0.6, v_tau=pytest.approx(0.5))
 
 
 @pytest.mark.parametrize('dtype', [None, torch.bfloat16, torch.float16])
