@@ -7,7 +7,10 @@ optimizer step) on synthetic batches shaped like the config's images: once
 with V views and the head's consistency term, once with one view and no
 consistency term. Data loading is not timed (it grows with V as well).
 
-Each setting runs in a fresh process, so its peak memory is its own: on CUDA
+Step time is the median wall time and, on the CPU, also the median CPU
+time of the process (``time.process_time``, all its threads), which other
+processes on a shared machine do not inflate. Each setting runs in a fresh
+process, so its peak memory is its own: on CUDA
 ``torch.cuda.max_memory_allocated``; on the CPU the growth of the peak
 resident set size (``ru_maxrss``) over the resident size just before the
 first step (activations, gradients and optimizer state, not the weights).
@@ -110,11 +113,12 @@ def measure(config: str, views: int, batch_size: int, img_size: int,
         base = resident_mib()
     for _ in range(warmup):
         step()
-    times = []
+    times, cpu_times = [], []
     for _ in range(steps):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         losses = step()
         times.append(time.perf_counter() - start)
+        cpu_times.append(time.process_time() - cpu_start)
     if device == 'cuda':
         peak = torch.cuda.max_memory_allocated() / 2**20
     else:
@@ -123,6 +127,7 @@ def measure(config: str, views: int, batch_size: int, img_size: int,
         views=views,
         images_per_step=views * batch_size,
         step_seconds=statistics.median(times),
+        step_cpu_seconds=statistics.median(cpu_times),
         step_seconds_all=times,
         peak_memory_mib=peak - base,
         losses={k: v.item() for k, v in losses.items()},
@@ -147,16 +152,18 @@ def main():
     print(f'{args.config}: batch {args.batch_size} x {args.img_size}px, '
           f'{args.device}, {one["threads"]} threads, median of {args.steps} '
           f'steps after {args.warmup} warm-up steps')
-    print(f'{"setting":<22}{"images/step":>12}{"step time (s)":>15}'
-          f'{"peak memory (MiB)":>19}')
+    print(f'{"setting":<22}{"images/step":>12}{"wall time (s)":>15}'
+          f'{"CPU time (s)":>14}{"peak memory (MiB)":>19}')
     for name, res in (('1 view', one),
                       (f'{args.views} views + consistency', many)):
         print(f'{name:<22}{res["images_per_step"]:>12}'
-              f'{res["step_seconds"]:>15.4f}{res["peak_memory_mib"]:>19.1f}')
+              f'{res["step_seconds"]:>15.4f}{res["step_cpu_seconds"]:>14.4f}'
+              f'{res["peak_memory_mib"]:>19.1f}')
     time_ratio = many['step_seconds'] / one['step_seconds']
+    cpu_ratio = many['step_cpu_seconds'] / one['step_cpu_seconds']
     memory_ratio = many['peak_memory_mib'] / one['peak_memory_mib']
-    print(f'ratio {args.views} views / 1 view: time {time_ratio:.2f}x, '
-          f'peak memory {memory_ratio:.2f}x')
+    print(f'ratio {args.views} views / 1 view: wall time {time_ratio:.2f}x, '
+          f'CPU time {cpu_ratio:.2f}x, peak memory {memory_ratio:.2f}x')
     if args.out:
         with open(args.out, 'w') as f:
             json.dump(
@@ -165,6 +172,7 @@ def main():
                     results={str(k): v
                              for k, v in results.items()},
                     time_ratio=time_ratio,
+                    cpu_time_ratio=cpu_ratio,
                     memory_ratio=memory_ratio),
                 f,
                 indent=2)
