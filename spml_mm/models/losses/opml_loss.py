@@ -127,7 +127,7 @@ class OPMLLoss(nn.Module):
         >>> custom_hooks = [dict(
         ...     type='SPMLPseudoLabelHook',
         ...     updater=dict(type='OPMLLabelUpdater', zeta=0.5,
-        ...                  correction_start=2))]
+        ...                  correction_start_epoch=2))]
     """
 
     def __init__(self,
