@@ -1,11 +1,12 @@
-# Quick start: `make demo` (train + test AN on the demo dataset) and
-# `make test` (the test suite). Both create .venv and install what is missing.
+# Quick start: `make demo` (train + test AN on the demo dataset), `make test` (the test
+# suite) and `make bench-quick` (one tiny run per method, as CI does). All create .venv and
+# install what is missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test clean
+.PHONY: setup demo test bench-quick clean
 
 setup: $(STAMP)
 
@@ -26,6 +27,10 @@ demo: $(STAMP) data/demo/formatted_val_labels.npy
 
 test: $(STAMP)
 	$(PY) -m pytest tests -q
+
+# one tiny training per method through the real configs (CI)
+bench-quick: $(STAMP) data/demo/formatted_val_labels.npy
+	$(PY) tools/benchmark/accuracy.py --quick --rerun --work-root work_dirs/benchmark_quick
 
 clean:
 	rm -rf work_dirs

@@ -18,6 +18,7 @@ REFERENCE = """\
 SECTIONS = (
     ('Accuracy on the demo dataset', 'accuracy.md'),
     ('Cost', 'speed.md'),
+    ('Multi-view training', 'multiview.md'),
     ('Label bank at scale', 'label_bank.md'),
 )
 

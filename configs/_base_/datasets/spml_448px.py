@@ -1,0 +1,55 @@
+# What the prepared official datasets (voc.py, coco.py, nuswide.py, cub.py) share:
+# the interchange format (tools/prepare_spml.py) with images under
+# DATA_ROOT/images, 448x448 inputs, a random horizontal flip for training
+# (SPEC 1), ImageNet normalization and the SPML mAP. A dataset config sets
+# data_root in the three dataloaders, num_classes and the training batch size.
+dataset_type = 'SPMLDataset'
+
+data_preprocessor = dict(
+    mean=[123.675, 116.28, 103.53],
+    std=[58.395, 57.12, 57.375],
+    to_rgb=True)
+
+train_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='Resize', scale=(448, 448)),
+    dict(type='RandomFlip', prob=0.5, direction='horizontal'),
+    dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
+]
+test_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='Resize', scale=(448, 448)),
+    dict(type='PackInputs'),
+]
+
+train_dataloader = dict(
+    num_workers=4,
+    persistent_workers=True,
+    dataset=dict(
+        type=dataset_type,
+        data_prefix='images',
+        split='train',
+        pipeline=train_pipeline),
+    sampler=dict(type='DefaultSampler', shuffle=True))
+val_dataloader = dict(
+    batch_size=32,
+    num_workers=4,
+    persistent_workers=True,
+    dataset=dict(
+        type=dataset_type,
+        data_prefix='images',
+        split='val',
+        pipeline=test_pipeline),
+    sampler=dict(type='DefaultSampler', shuffle=False))
+test_dataloader = dict(
+    batch_size=32,
+    num_workers=4,
+    persistent_workers=True,
+    dataset=dict(
+        type=dataset_type,
+        data_prefix='images',
+        split='test',
+        pipeline=test_pipeline),
+    sampler=dict(type='DefaultSampler', shuffle=False))
+val_evaluator = dict(type='SPMLAveragePrecision')
+test_evaluator = val_evaluator
