@@ -53,11 +53,12 @@ def merge_args(cfg, args):
               [cfg.test_evaluator]),
             dict(type='DumpResults', out_file_path=args.out)
         ]
+    if args.cfg_options is not None:
+        cfg.merge_from_dict(args.cfg_options)
+    # after --cfg-options, which may set num_workers=0
     loader = cfg.test_dataloader
     if not loader.get('num_workers'):
         loader.persistent_workers = False
-    if args.cfg_options is not None:
-        cfg.merge_from_dict(args.cfg_options)
     return cfg
 
 

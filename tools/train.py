@@ -70,7 +70,9 @@ def merge_args(cfg, args):
         cfg.resume, cfg.load_from = True, args.resume
     if args.auto_scale_lr:
         cfg.auto_scale_lr.enable = True
-
+    if args.cfg_options is not None:
+        cfg.merge_from_dict(args.cfg_options)
+    # after --cfg-options, which may set num_workers=0
     for field in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         loader = cfg.get(field)
         if not loader:
@@ -79,8 +81,6 @@ def merge_args(cfg, args):
             loader.pin_memory = False
         if args.no_persistent_workers or not loader.get('num_workers'):
             loader.persistent_workers = False
-    if args.cfg_options is not None:
-        cfg.merge_from_dict(args.cfg_options)
     if args.no_validate:
         cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
         cfg.default_hooks.checkpoint.save_best = None

@@ -1,5 +1,7 @@
 """End-to-end runs of tools/ on a tiny demo dataset."""
+import argparse
 import glob
+import importlib.util
 import os
 import os.path as osp
 import re
@@ -7,8 +9,9 @@ import socket
 
 import pytest
 import torch
+from mmengine.config import Config
 
-from tests.conftest import PYTHON, run_tool
+from tests.conftest import PYTHON, REPO, run_tool
 
 CONFIG = 'configs/an/vgg11bn_demo.py'
 
@@ -87,3 +90,36 @@ def test_head_and_dataset_disagree(tiny_demo, tmp_path):
         run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir',
                   str(tmp_path)] + tiny_options(tiny_demo, 1) +
                  ['model.head.num_classes=7'])
+
+
+def test_cfg_options_num_workers_zero_turns_persistent_workers_off():
+    """``persistent_workers`` follows ``num_workers`` set by --cfg-options."""
+    def load(tool):
+        spec = importlib.util.spec_from_file_location(
+            tool, osp.join(REPO, 'tools', f'{tool}.py'))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    config = osp.join(REPO, 'configs/grloss/resnet50_voc.py')
+    options = {f'{split}_dataloader.num_workers': 0
+               for split in ('train', 'val', 'test')}
+    args = argparse.Namespace(
+        config=config, work_dir=None, amp=False, resume=None,
+        auto_scale_lr=False, no_pin_memory=False, no_persistent_workers=False,
+        no_validate=False, launcher='none', cfg_options=options)
+    cfg = load('train').merge_args(Config.fromfile(config), args)
+    for split in ('train', 'val', 'test'):
+        loader = cfg[f'{split}_dataloader']
+        assert loader.num_workers == 0 and not loader.persistent_workers
+    # without the option the base config's workers stay persistent
+    args.cfg_options = None
+    cfg = load('train').merge_args(Config.fromfile(config), args)
+    assert cfg.train_dataloader.persistent_workers
+
+    args = argparse.Namespace(
+        config=config, checkpoint='x.pth', work_dir=None, amp=False,
+        out=None, launcher='none',
+        cfg_options={'test_dataloader.num_workers': 0})
+    cfg = load('test').merge_args(Config.fromfile(config), args)
+    assert not cfg.test_dataloader.persistent_workers
