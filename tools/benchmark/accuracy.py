@@ -93,7 +93,8 @@ def write_outputs(rows, out_dir, command, quick):
     note = ' (quick mode: 1 epoch on 96 images; not meaningful)' if quick \
         else ''
     md = '\n'.join([
-        f'Demo dataset, test mAP of the best validation epoch{note}.', '',
+        f'Demo dataset, test mAP of the best validation epoch{note}; mean and '
+        'population standard deviation over the seeds.', '',
         *lines, '', f'Command: `{command}`', '',
         f'Machine: {machine_summary()}', '', '![accuracy](accuracy.png)', ''
     ])
