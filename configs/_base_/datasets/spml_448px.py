@@ -41,15 +41,8 @@ val_dataloader = dict(
         split='val',
         pipeline=test_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=False))
+# the val loader on the test split
 test_dataloader = dict(
-    batch_size=32,
-    num_workers=4,
-    persistent_workers=True,
-    dataset=dict(
-        type=dataset_type,
-        data_prefix='images',
-        split='test',
-        pipeline=test_pipeline),
-    sampler=dict(type='DefaultSampler', shuffle=False))
+    val_dataloader, dataset=dict(val_dataloader['dataset'], split='test'))
 val_evaluator = dict(type='SPMLAveragePrecision')
 test_evaluator = val_evaluator
