@@ -108,13 +108,14 @@ def test_cfg_options_num_workers_zero_turns_persistent_workers_off():
         config=config, work_dir=None, amp=False, resume=None,
         auto_scale_lr=False, no_pin_memory=False, no_persistent_workers=False,
         no_validate=False, launcher='none', cfg_options=options)
-    cfg = load('train').merge_args(Config.fromfile(config), args)
+    train_tool = load('train')
+    cfg = train_tool.merge_args(Config.fromfile(config), args)
     for split in ('train', 'val', 'test'):
         loader = cfg[f'{split}_dataloader']
         assert loader.num_workers == 0 and not loader.persistent_workers
     # without the option the base config's workers stay persistent
     args.cfg_options = None
-    cfg = load('train').merge_args(Config.fromfile(config), args)
+    cfg = train_tool.merge_args(Config.fromfile(config), args)
     assert cfg.train_dataloader.persistent_workers
 
     args = argparse.Namespace(
