@@ -7,7 +7,7 @@ from mmengine.config import Config, DictAction
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from spml_mm.utils import setup_cpu_distributed
+from spml_mm.utils import destroy_distributed, setup_cpu_distributed
 
 
 def parse_args():
@@ -94,6 +94,7 @@ def main():
     runner = (Runner.from_cfg(cfg)
               if 'runner_type' not in cfg else RUNNERS.build(cfg))
     runner.train()
+    destroy_distributed()
 
 
 if __name__ == '__main__':

@@ -1,6 +1,7 @@
 from .checkpoint import UnsafeCheckpointError, load_checkpoint_safely
-from .dist import setup_cpu_distributed
+from .dist import destroy_distributed, setup_cpu_distributed
 
 __all__ = [
-    'UnsafeCheckpointError', 'load_checkpoint_safely', 'setup_cpu_distributed'
+    'UnsafeCheckpointError', 'destroy_distributed', 'load_checkpoint_safely',
+    'setup_cpu_distributed'
 ]

@@ -37,3 +37,15 @@ def setup_cpu_distributed(cfg: Config, launcher: str) -> bool:
     cfg.model_wrapper_cfg = wrapper
     os.environ.setdefault('LOCAL_RANK', '0')
     return True
+
+
+def destroy_distributed() -> None:
+    """Destroy the default process group, if any, before the process exits.
+
+    A ``gloo`` group left to the interpreter's exit can abort a rank
+    (``terminate called without an active exception``) after its work is
+    done, failing the ``torchrun`` job; PyTorch asks every job to destroy
+    its group explicitly.
+    """
+    if torch_dist.is_available() and torch_dist.is_initialized():
+        torch_dist.destroy_process_group()
