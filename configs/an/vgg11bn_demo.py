@@ -7,7 +7,6 @@ _base_ = [
 
 model = dict(head=dict(loss=dict(type='ANLoss')))
 
-# from scratch: one learning rate for the whole network
-optim_wrapper = dict(
-    optimizer=dict(lr=1e-3), paramwise_cfg=dict(_delete_=True))
+# from scratch, Adam 1e-3 for the whole network
+optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)

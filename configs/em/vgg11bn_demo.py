@@ -11,7 +11,12 @@ _base_ = [
 # in classes and positives per image).
 model = dict(head=dict(loss=dict(type='EMLoss', alpha=0.2)))
 
-# from scratch: one learning rate for the whole network
-optim_wrapper = dict(
-    optimizer=dict(lr=1e-3), paramwise_cfg=dict(_delete_=True))
+# from scratch, Adam 1e-3 for the whole network
+optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
+
+custom_hooks = _base_.custom_hooks + [
+    # the EM + APL release stops at the first epoch whose val mAP is no new
+    # best; the best validation epoch is tested
+    dict(type='SPMLEarlyStoppingHook'),
+]

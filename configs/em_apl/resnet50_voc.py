@@ -2,8 +2,9 @@
 # (SPEC 7: 89.19 mAP in the paper). After epoch T_w and each later
 # one the training set is scored and the lowest-scoring unobserved labels of
 # each class become soft negative pseudo-labels in the head's label bank.
-# Adam, head learning rate x10, 10 epochs; batch size and learning rate of the
-# shared recipe (configs/an/resnet50_voc.py).
+# The EM + APL release's procedure (main.py): Adam with one
+# learning rate (1e-5; CUB 1e-4), batch 8 (VOC, CUB) or 16 (COCO, NUS-WIDE),
+# 10 epochs, stopped at the first epoch whose val mAP is no new best.
 _base_ = [
     '../_base_/models/resnet50.py', '../_base_/datasets/voc.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
@@ -27,5 +28,10 @@ custom_hooks = [
         type='SPMLPseudoLabelHook',
         warmup_epochs=5,
         updater=dict(type='AsymmetricPseudoLabeling',
-                     negative_proportion=0.9)),
+                     negative_proportion=0.9),
+        # scored in eval mode on the training pipeline, as the release
+        pipeline='train'),
+    # the EM + APL release stops at the first epoch whose val mAP is no new
+    # best; the best validation epoch is tested
+    dict(type='SPMLEarlyStoppingHook'),
 ]

@@ -1,6 +1,6 @@
 # EM + APL (SPEC 4) on COCO 2014 with a Swin-T backbone instead of the papers'
 # ResNet-50: the recipe of configs/em_apl/resnet50_coco.py (Table 6 loss and
-# pseudo-labeling hyperparameters, Adam 1e-5 with the head at 10x, batch 16,
+# pseudo-labeling hyperparameters, Adam 1e-5 for the whole network, batch 16,
 # 10 epochs, 448 px, flip) with only the backbone swapped.
 _base_ = ['./resnet50_coco.py']
 

@@ -16,9 +16,8 @@ model = dict(
         loss=dict(type='EMLoss', alpha=0.2, beta=0.02),
         label_bank=dict(type='LabelBank')))
 
-# from scratch: one learning rate for the whole network
-optim_wrapper = dict(
-    optimizer=dict(lr=1e-3), paramwise_cfg=dict(_delete_=True))
+# from scratch, Adam 1e-3 for the whole network
+optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
 
 custom_hooks = [
@@ -28,5 +27,10 @@ custom_hooks = [
         type='SPMLPseudoLabelHook',
         warmup_epochs=3,
         updater=dict(type='AsymmetricPseudoLabeling',
-                     negative_proportion=0.9)),
+                     negative_proportion=0.9),
+        # scored in eval mode on the training pipeline, as the release
+        pipeline='train'),
+    # the EM + APL release stops at the first epoch whose val mAP is no new
+    # best; the best validation epoch is tested
+    dict(type='SPMLEarlyStoppingHook'),
 ]

@@ -1,6 +1,6 @@
 # LASD (SPEC 5), ResNet-50 on CUB-200-2011: leveraged asymmetric loss with
 # disambiguation and consistency regularization over three views (22.01 mAP
-# in the paper's Table 2). Adam, head learning rate x10, 10 epochs.
+# in the paper's Table 2). Adam, one learning rate, 10 epochs.
 #
 # Ablation rows of the paper's Table 3, by --cfg-options switches:
 #   A  none of the three (AN): configs/an/resnet50_cub.py

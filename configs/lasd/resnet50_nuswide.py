@@ -1,6 +1,6 @@
 # LASD (SPEC 5), ResNet-50 on NUS-WIDE: leveraged asymmetric loss with
 # disambiguation and consistency regularization over three views (50.52 mAP
-# in the paper's Table 2). Adam, head learning rate x10, 10 epochs.
+# in the paper's Table 2). Adam, one learning rate, 10 epochs.
 #
 # Ablation rows of the paper's Table 3, by --cfg-options switches:
 #   A  none of the three (AN): configs/an/resnet50_nuswide.py

@@ -51,9 +51,8 @@ model = dict(
             num_classes=10),
         consistency=dict(type='ViewConsistency', alpha=0.7)))
 
-# from scratch: one learning rate for the whole network
-optim_wrapper = dict(
-    optimizer=dict(lr=1e-3), paramwise_cfg=dict(_delete_=True))
+# from scratch, Adam 1e-3 for the whole network
+optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
 
 custom_hooks = [

@@ -1,7 +1,7 @@
 # OPML-SP (SPEC 6) on NUS-WIDE with a ResNet-101 backbone instead of the
 # papers' ResNet-50: the recipe of configs/opml/resnet50_nuswide.py (one-pair
 # loss, high-rank regularization, soft labels, AP-based label correction,
-# SGD with the head at 10x, batch 16, 10 epochs, 448 px, flip) with only the
+# SGD with one learning rate, batch 16, 10 epochs, 448 px, flip) with only the
 # backbone swapped.
 _base_ = ['./resnet50_nuswide.py']
 

@@ -9,7 +9,6 @@ _base_ = [
 # alpha = a / (1 - a), beta = b / (1 - b); a = b = 0.5 is ZLPR.
 model = dict(head=dict(loss=dict(type='OPMLLoss', a=0.5, b=0.5)))
 
-# from scratch: one learning rate for the whole network
-optim_wrapper = dict(
-    optimizer=dict(lr=1e-3), paramwise_cfg=dict(_delete_=True))
+# from scratch, Adam 1e-3 for the whole network
+optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)

@@ -219,3 +219,42 @@ def test_two_ranks_hold_identical_banks(tiny_demo, tmp_path):
                       weights_only=True)
     assert torch.equal(ckpt['state_dict']['head.label_bank.pseudo_label'],
                        single.pseudo_label)
+
+
+@pytest.mark.parametrize('choice', ['train', 'test'])
+def test_scoring_loader_reads_the_chosen_pipeline(choice):
+    """'train' scores with the training pipeline (the EM + APL release
+    scores its training loader); 'test' with the test-time one. Both read
+    the training set in order, unshuffled."""
+    from mmengine.config import Config
+    train = [dict(type='LoadImageFromFile'),
+             dict(type='RandomFlip', prob=0.5),
+             dict(type='PackInputs', algorithm_keys=('gt_label_full', ))]
+    test = [dict(type='LoadImageFromFile'), dict(type='PackInputs')]
+    cfg = Config(dict(
+        train_dataloader=dict(
+            batch_size=4, dataset=dict(type='SPMLDataset', pipeline=train),
+            sampler=dict(type='DefaultSampler', shuffle=True)),
+        val_dataloader=dict(
+            batch_size=8, dataset=dict(type='SPMLDataset', split='val',
+                                       pipeline=test),
+            sampler=dict(type='DefaultSampler', shuffle=False))))
+    built = []
+    runner = SimpleNamespace(
+        cfg=cfg, seed=0,
+        train_dataloader=SimpleNamespace(dataset=[0] * 5),
+        build_dataloader=lambda c, seed: built.append(c) or SimpleNamespace(
+            dataset=[0] * 5))
+    SPMLPseudoLabelHook(warmup_epochs=1, pipeline=choice)._scoring_loader(
+        runner)
+    (loader, ) = built
+    assert loader['sampler'] == dict(type='DefaultSampler', shuffle=False)
+    assert loader['dataset']['type'] == 'SPMLDataset'
+    assert 'split' not in loader['dataset']
+    expected = train if choice == 'train' else scoring_pipeline(test, train)
+    assert loader['dataset']['pipeline'] == expected
+
+
+def test_unknown_pipeline_choice():
+    with pytest.raises(ValueError, match="pipeline must be 'train', 'test'"):
+        SPMLPseudoLabelHook(warmup_epochs=1, pipeline='val')

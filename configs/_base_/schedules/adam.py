@@ -1,8 +1,8 @@
-# Adam, constant learning rate, as the SPML papers; the linear head learns
-# 10x faster than the backbone (GR release).
-optim_wrapper = dict(
-    optimizer=dict(type='Adam', lr=1e-5, weight_decay=0.),
-    paramwise_cfg=dict(custom_keys={'head': dict(lr_mult=10.)}))
+# Adam with one constant learning rate for the whole network and no weight
+# decay, as the community code (Cole et al. 2021, train.py) and the EM + APL
+# release (main.py, initialize_training_run). The GR configs give the linear
+# head 10x the backbone's rate, as the GR release does.
+optim_wrapper = dict(optimizer=dict(type='Adam', lr=1e-5, weight_decay=0.))
 
 param_scheduler = []
 

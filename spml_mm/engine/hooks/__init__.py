@@ -1,4 +1,5 @@
 from .dataset_check_hook import SPMLDatasetCheckHook
+from .early_stopping_hook import SPMLEarlyStoppingHook
 from .epoch_hook import SPMLEpochHook
 from .multi_view_check_hook import MultiViewCheckHook
 from .pseudo_label_hook import SPMLPseudoLabelHook
@@ -6,5 +7,5 @@ from .safe_checkpoint_hook import SafeCheckpointHook
 
 __all__ = [
     'MultiViewCheckHook', 'SPMLDatasetCheckHook', 'SafeCheckpointHook',
-    'SPMLEpochHook', 'SPMLPseudoLabelHook'
+    'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPseudoLabelHook'
 ]

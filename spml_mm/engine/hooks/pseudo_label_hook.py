@@ -1,6 +1,6 @@
 import copy
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmengine import dist
@@ -216,7 +216,7 @@ class SPMLPseudoLabelHook(Hook):
 
     At the end of every epoch ``e`` (1-based) with ``T_w <= e < T``, the
     hook scores every training image once with the model in eval mode, on
-    its own pass over the training set with the test-time pipeline. The
+    its own pass over the training set (``pipeline``). The
     pass is split across ranks by the distributed sampler, the scores are
     gathered with ``mmengine.dist.all_gather`` and every rank applies the
     same update, so the banks stay identical without any per-iteration
@@ -236,10 +236,15 @@ class SPMLPseudoLabelHook(Hook):
         updater (dict): Config of the update rule. Defaults to
             ``dict(type='AsymmetricPseudoLabeling', negative_proportion=0.9)``
             (theta = 0.9).
-        pipeline (list[dict], optional): Pipeline of the scoring pass.
-            Defaults to the val (else test) dataloader's pipeline with the
+        pipeline (str | list[dict]): Pipeline of the scoring pass:
+            ``'test'``, the val (else test) dataloader's pipeline with the
             training pipeline's label transforms (``SinglePositiveLabel``)
-            and ``gt_label_full`` kept (:func:`scoring_pipeline`).
+            and ``gt_label_full`` kept (:func:`scoring_pipeline`);
+            ``'train'``, the training pipeline with its random
+            augmentations (the EM + APL release scores the training loader);
+            or a list of transforms. The pass reads the images in dataset
+            order (the release's shuffle only changes which of equal scores
+            is chosen). Defaults to ``'test'``.
         reuse_train_scores (bool): Update from the probabilities the
             training forward passes of the epoch computed instead of an
             extra pass (augmented images, a model that moves during the
@@ -273,7 +278,7 @@ class SPMLPseudoLabelHook(Hook):
                  updater: dict = dict(
                      type='AsymmetricPseudoLabeling',
                      negative_proportion=0.9),
-                 pipeline: Optional[List[dict]] = None,
+                 pipeline: Union[str, List[dict]] = 'test',
                  reuse_train_scores: bool = False,
                  max_gather_mb: float = 256.):
         if not isinstance(warmup_epochs, int) or warmup_epochs < 1:
@@ -282,6 +287,9 @@ class SPMLPseudoLabelHook(Hook):
         if not isinstance(max_gather_mb, (int, float)) or max_gather_mb <= 0:
             raise ValueError('max_gather_mb must be a number > 0, got '
                              f'{max_gather_mb!r}')
+        if isinstance(pipeline, str) and pipeline not in ('train', 'test'):
+            raise ValueError("pipeline must be 'train', 'test' or a list of "
+                             f'transforms, got {pipeline!r}')
         self.max_gather_mb = max_gather_mb
         self.warmup_epochs = warmup_epochs
         self.updater = MODELS.build(updater)
@@ -357,20 +365,23 @@ class SPMLPseudoLabelHook(Hook):
         cfg = runner.cfg
         loader_cfg = cfg.get('val_dataloader') or cfg.get('test_dataloader')
         pipeline = self.pipeline
-        if pipeline is None:
+        train_pipeline = cfg.train_dataloader['dataset'].get('pipeline', [])
+        if pipeline == 'train':
+            pipeline = copy.deepcopy(train_pipeline)
+        elif pipeline == 'test':
             if not loader_cfg:
                 raise ValueError(
                     'SPMLPseudoLabelHook scores with the val or test '
                     "dataloader's pipeline; the config has neither, so set "
                     "the hook's `pipeline`.")
-            pipeline = scoring_pipeline(
-                loader_cfg['dataset']['pipeline'],
-                cfg.train_dataloader['dataset'].get('pipeline', []))
+            pipeline = scoring_pipeline(loader_cfg['dataset']['pipeline'],
+                                        train_pipeline)
         loader_cfg = copy.deepcopy(loader_cfg or cfg.train_dataloader)
         loader_cfg.pop('batch_sampler', None)
-        loader_cfg.update(
-            dataset=copy.deepcopy(cfg.train_dataloader['dataset']),
-            sampler=dict(type='DefaultSampler', shuffle=False))
+        # assigned, not update()d: ConfigDict.update merges nested dicts,
+        # which would leak val-set keys (split, indices) into the dataset
+        loader_cfg['dataset'] = copy.deepcopy(cfg.train_dataloader['dataset'])
+        loader_cfg['sampler'] = dict(type='DefaultSampler', shuffle=False)
         loader_cfg['dataset']['pipeline'] = pipeline
         self._loader = runner.build_dataloader(loader_cfg, seed=runner.seed)
         if len(self._loader.dataset) != len(runner.train_dataloader.dataset):

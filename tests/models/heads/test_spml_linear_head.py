@@ -34,3 +34,26 @@ def test_label_outside_num_classes():
     with pytest.raises(ValueError, match=r"sample 1 .*\[4\] outside the "
                        "head's num_classes=4"):
         head.loss((torch.randn(2, 3), ), samples([[1], [4]]))
+
+
+def test_default_initialisation_is_torch_linear():
+    """The releases keep nn.Linear's default initialisation, uniform in
+    +-1/sqrt(in_channels); MMPretrain's Normal(std=0.01) only on request."""
+    torch.manual_seed(0)
+    head = MODELS.build(
+        dict(type='SPMLLinearClsHead', num_classes=80, in_channels=256))
+    head.init_weights()
+    weight, bound = head.fc.weight.detach(), 1 / 256**0.5
+    assert weight.abs().max() <= bound
+    # uniform on [-b, b]: standard deviation b / sqrt(3) = 0.036
+    assert float(weight.std()) == pytest.approx(bound / 3**0.5, rel=0.02)
+    bias = head.fc.bias.detach()
+    assert bias.abs().max() <= bound and bias.std() > 0.02
+
+    torch.manual_seed(0)
+    normal = MODELS.build(
+        dict(type='SPMLLinearClsHead', num_classes=80, in_channels=256,
+             init_cfg=dict(type='Normal', layer='Linear', std=0.01)))
+    normal.init_weights()
+    assert float(normal.fc.weight.std()) == pytest.approx(0.01, rel=0.02)
+    assert (normal.fc.bias == 0).all()

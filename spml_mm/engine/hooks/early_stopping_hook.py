@@ -1,0 +1,78 @@
+import math
+from typing import Dict, Optional
+
+from mmengine.hooks import Hook
+from mmpretrain.registry import HOOKS
+
+
+@HOOKS.register_module()
+class SPMLEarlyStoppingHook(Hook):
+    """Stop training when the validation score falls from its best.
+
+    After every validation, the score ``monitor`` is compared with the best
+    score of the earlier validations, and the training loop stops after this
+    epoch when
+
+    - ``max_drop=None``: the score is not a new best (the EM + APL release
+      and the EM paper, Sec. 5.1: stop "when mAP on the validation set
+      descends");
+    - ``max_drop=d``: the score is more than ``d`` below the best (the GR
+      release: 2 mAP points; the Large Loss Matters release: 3).
+
+    The epoch's checkpoints are written as usual, so the best validation
+    checkpoint (``CheckpointHook(save_best=...)``) is the one to test, as the
+    releases report. The best score is kept in the message hub's runtime
+    information, which checkpoints carry, so a resumed run applies the same
+    rule as an uninterrupted one.
+
+    Args:
+        monitor (str): Validation metric to watch, higher is better.
+            Defaults to ``'spml/mAP'`` (in percent).
+        max_drop (float, optional): Largest tolerated fall below the best
+            score, in the metric's unit; None stops at the first epoch that
+            is no new best. Defaults to None.
+
+    Example:
+        >>> custom_hooks = [dict(type='SPMLEarlyStoppingHook', max_drop=2.)]
+    """
+
+    # before CheckpointHook ('VERY_LOW'), which saves the best checkpoint
+    priority = 'LOW'
+
+    def __init__(self, monitor: str = 'spml/mAP',
+                 max_drop: Optional[float] = None):
+        if max_drop is not None and not (isinstance(max_drop, (int, float))
+                                         and math.isfinite(max_drop)
+                                         and max_drop >= 0):
+            raise ValueError('max_drop must be None or a finite number >= 0, '
+                             f'got {max_drop!r}')
+        self.monitor = monitor
+        self.max_drop = max_drop
+
+    @property
+    def _key(self) -> str:
+        return f'early_stopping/best_{self.monitor}'
+
+    def after_val_epoch(self,
+                        runner,
+                        metrics: Optional[Dict[str, float]] = None) -> None:
+        if not metrics:
+            return
+        if self.monitor not in metrics:
+            raise KeyError(
+                f'SPMLEarlyStoppingHook monitors {self.monitor!r}, which the '
+                f'validation metrics {sorted(metrics)} lack; set `monitor`.')
+        score = float(metrics[self.monitor])
+        best = runner.message_hub.get_info(self._key)
+        if best is None or score > best:
+            runner.message_hub.update_info(self._key, score)
+            return
+        stop = (score <= best if self.max_drop is None else
+                best - score > self.max_drop)
+        if stop:
+            rule = ('no new best' if self.max_drop is None else
+                    f'more than {self.max_drop} below the best')
+            runner.logger.info(
+                f'Early stopping after epoch {runner.epoch}: '
+                f'{self.monitor} {score:.4f} is {rule} ({best:.4f}).')
+            runner.train_loop.stop_training = True
