@@ -38,6 +38,8 @@ def stop_epoch(hook, scores, runner):
     (2., [60., 70., 68.], None),
     # Large Loss Matters release: more than 3
     (3., [60., 70., 67.5, 66.9], 4),
+    # train every epoch
+    (float('inf'), [60., 70., 0., 0.], None),
 ])
 def test_stops_where_the_release_stops(max_drop, scores, expected):
     runner = make_runner(f'stop_{max_drop}_{scores}')
@@ -62,7 +64,7 @@ def test_best_score_survives_a_checkpoint_round_trip():
 
 
 def test_refuses_bad_arguments_and_missing_metric():
-    for bad in (-1., float('nan'), float('inf'), '2'):
+    for bad in (-1., float('nan'), '2'):
         with pytest.raises(ValueError, match='max_drop must be None or'):
             SPMLEarlyStoppingHook(max_drop=bad)
     hook = SPMLEarlyStoppingHook(monitor='spml/mAP')

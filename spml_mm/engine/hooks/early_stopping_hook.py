@@ -1,4 +1,3 @@
-import math
 from typing import Dict, Optional
 
 from mmengine.hooks import Hook
@@ -30,7 +29,8 @@ class SPMLEarlyStoppingHook(Hook):
             Defaults to ``'spml/mAP'`` (in percent).
         max_drop (float, optional): Largest tolerated fall below the best
             score, in the metric's unit; None stops at the first epoch that
-            is no new best. Defaults to None.
+            is no new best; ``float('inf')`` never stops (every epoch
+            trains, the best is kept). Defaults to None.
 
     Example:
         >>> custom_hooks = [dict(type='SPMLEarlyStoppingHook', max_drop=2.)]
@@ -42,9 +42,8 @@ class SPMLEarlyStoppingHook(Hook):
     def __init__(self, monitor: str = 'spml/mAP',
                  max_drop: Optional[float] = None):
         if max_drop is not None and not (isinstance(max_drop, (int, float))
-                                         and math.isfinite(max_drop)
                                          and max_drop >= 0):
-            raise ValueError('max_drop must be None or a finite number >= 0, '
+            raise ValueError('max_drop must be None or a number >= 0, '
                              f'got {max_drop!r}')
         self.monitor = monitor
         self.max_drop = max_drop
