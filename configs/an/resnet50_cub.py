@@ -1,5 +1,6 @@
-# AN (assume negative) baseline, ResNet-50 on CUB-200-2011 (SPEC 2, 7: 18.31 mAP
-# in the papers' tables). Adam, one learning rate, 10 epochs.
+# AN (assume negative) baseline, ResNet-50 on CUB-200-2011 (18.31 test mAP
+# in the EM paper's Table 1; docs/methods.md, AN and its variants).
+# Adam, one learning rate, 10 epochs.
 _base_ = [
     '../_base_/models/resnet50.py', '../_base_/datasets/cub.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'

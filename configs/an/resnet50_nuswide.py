@@ -1,5 +1,6 @@
-# AN (assume negative) baseline, ResNet-50 on NUS-WIDE (SPEC 2, 7: 42.27 mAP
-# in the papers' tables). Adam, one learning rate, 10 epochs.
+# AN (assume negative) baseline, ResNet-50 on NUS-WIDE (42.27 test mAP
+# in the EM paper's Table 1; docs/methods.md, AN and its variants).
+# Adam, one learning rate, 10 epochs.
 _base_ = [
     '../_base_/models/resnet50.py', '../_base_/datasets/nuswide.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'

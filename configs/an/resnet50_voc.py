@@ -1,5 +1,6 @@
-# AN (assume negative) baseline, ResNet-50 on VOC 2012 (SPEC 2, 7: 85.89 mAP
-# in the papers' tables). Adam, one learning rate, 10 epochs.
+# AN (assume negative) baseline, ResNet-50 on VOC 2012 (85.89 test mAP
+# in the EM paper's Table 1; docs/methods.md, AN and its variants).
+# Adam, one learning rate, 10 epochs.
 _base_ = [
     '../_base_/models/resnet50.py', '../_base_/datasets/voc.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'

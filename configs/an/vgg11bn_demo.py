@@ -1,5 +1,6 @@
-# AN (assume negative) baseline on the demo dataset: every unobserved label
-# is a negative (SPEC 2). From scratch, Adam 1e-3, batch 32, 6 epochs.
+# AN (assume negative) baseline on the demo dataset: every unobserved label is
+# a negative (docs/methods.md, AN and its variants). From scratch, Adam 1e-3,
+# batch 32, 6 epochs.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'

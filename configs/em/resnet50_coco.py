@@ -1,8 +1,8 @@
-# EM loss (SPEC 4), ResNet-50 on COCO 2014 (SPEC 7: 70.70 mAP in the
-# paper). -log p on the observed positive, -alpha * H(p) on every unobserved
-# label. The EM + APL release's procedure (main.py): Adam with one
-# learning rate (1e-5; CUB 1e-4), batch 8 (VOC, CUB) or 16 (COCO, NUS-WIDE),
-# 10 epochs, stopped at the first epoch whose val mAP is no new best.
+# EM loss (docs/methods.md), ResNet-50 on COCO 2014 (70.70 test mAP in the EM
+# paper's Table 1). -log p on the observed positive, -alpha * H(p) on every
+# unobserved label. The EM + APL release's procedure (main.py): Adam with one
+# learning rate (1e-5; CUB 1e-4), batch 8 (VOC, CUB) or 16 (COCO, NUS-WIDE), 10
+# epochs, stopped at the first epoch whose val mAP is no new best.
 _base_ = [
     '../_base_/models/resnet50.py', '../_base_/datasets/coco.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'

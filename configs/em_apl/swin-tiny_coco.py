@@ -1,7 +1,7 @@
-# EM + APL (SPEC 4) on COCO 2014 with a Swin-T backbone instead of the papers'
-# ResNet-50: the recipe of configs/em_apl/resnet50_coco.py (Table 6 loss and
-# pseudo-labeling hyperparameters, Adam 1e-5 for the whole network, batch 16,
-# 10 epochs, 448 px, flip) with only the backbone swapped.
+# EM + APL (docs/methods.md) on COCO 2014 with a Swin-T backbone instead of
+# the papers' ResNet-50: the recipe of configs/em_apl/resnet50_coco.py (Table 6
+# loss and pseudo-labeling hyperparameters, Adam 1e-5 for the whole network,
+# batch 16, 10 epochs, 448 px, flip) with only the backbone swapped.
 _base_ = ['./resnet50_coco.py']
 
 # ImageNet-1k weights (81.2% top-1, MMPretrain's swin-tiny_16xb64_in1k),

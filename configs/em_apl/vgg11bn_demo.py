@@ -1,6 +1,6 @@
-# EM loss with asymmetric pseudo-labeling (SPEC 4) on the demo dataset. After
-# epoch T_w and each later one, the whole training set is scored and the
-# least likely unobserved labels of each class become soft negative
+# EM loss with asymmetric pseudo-labeling (docs/methods.md) on the demo
+# dataset. After epoch T_w and each later one, the whole training set is scored
+# and the least likely unobserved labels of each class become soft negative
 # pseudo-labels, kept in the head's label bank. Schedule of the AN demo
 # (configs/an/vgg11bn_demo.py): from scratch, Adam 1e-3, batch 32, 6 epochs.
 _base_ = [

@@ -1,5 +1,5 @@
 # GR loss (Chen et al. 2024), ResNet-50 on VOC 2012: 89.83 test mAP in
-# the paper (SPEC 3, 7). Hyperparameters from the paper's Table 6; alpha_0
+# the paper's Table 2. Hyperparameters from the paper's Table 6; alpha_0
 # and beta_0 are the release defaults (mu, sigma) = (0.5, 2) and (w, b) =
 # (0, -2).
 # The GR release's procedure: ImageNet weights, 448 px, flip, Adam with the

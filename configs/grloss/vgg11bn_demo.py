@@ -1,9 +1,9 @@
-# GR loss on the demo dataset (SPEC 3): VGG-11-BN from scratch, Adam 1e-3,
-# batch 32, 6 epochs, as configs/an/vgg11bn_demo.py. The loss keeps the
-# paper's VOC column of Table 6 unchanged: it already fits a from-scratch
-# backbone here. k starts at sigmoid(-2) = 0.12, close to the demo's share of
-# missed positives among the unobserved labels (1.04 / 9 = 0.12; the paper's
-# Assumption 1), and the schedules scale with T = 6 epochs.
+# GR loss on the demo dataset (docs/methods.md, GR loss): VGG-11-BN from
+# scratch, Adam 1e-3, batch 32, 6 epochs, as configs/an/vgg11bn_demo.py. The
+# loss keeps the paper's VOC column of Table 6 unchanged: it already fits a
+# from-scratch backbone here. k starts at sigmoid(-2) = 0.12, close to the
+# demo's share of missed positives among the unobserved labels (1.04 / 9 =
+# 0.12; the paper's Assumption 1), and the schedules scale with T = 6 epochs.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'

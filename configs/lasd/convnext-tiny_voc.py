@@ -1,7 +1,8 @@
-# LASD (SPEC 5) on VOC 2012 with a ConvNeXt-T backbone instead of the papers'
-# ResNet-50: the recipe of configs/lasd/resnet50_voc.py (Table 4 loss
-# hyperparameters, three views with the consistency term, Adam 1e-5 with
-# one learning rate, batch 8, 10 epochs, 448 px) with only the backbone swapped.
+# LASD (docs/methods.md) on VOC 2012 with a ConvNeXt-T backbone instead of
+# the papers' ResNet-50: the recipe of configs/lasd/resnet50_voc.py (Table 4
+# loss hyperparameters, three views with the consistency term, Adam 1e-5 with
+# one learning rate, batch 8, 10 epochs, 448 px) with only the backbone
+# swapped.
 _base_ = ['./resnet50_voc.py']
 
 # ImageNet-1k weights (82.1% top-1, MMPretrain's convnext-tiny_32xb128_in1k),

@@ -1,6 +1,6 @@
-# LASD (SPEC 5), ResNet-50 on COCO 2014: leveraged asymmetric loss with
-# disambiguation and consistency regularization over three views (72.22 mAP
-# in the paper's Table 2). Adam, one learning rate, 10 epochs.
+# LASD (docs/methods.md), ResNet-50 on COCO 2014: leveraged asymmetric loss
+# with disambiguation and consistency regularization over three views (72.22
+# mAP in the paper's Table 2). Adam, one learning rate, 10 epochs.
 #
 # Ablation rows of the paper's Table 3, by --cfg-options switches:
 #   A  none of the three (AN): configs/an/resnet50_coco.py
@@ -17,7 +17,7 @@ _base_ = [
 ]
 
 # Views. x is the recipe's training image (448x448, random horizontal flip,
-# SPEC 1); the supervised LASD term reads it.
+# docs/methods.md, Training procedure); the supervised LASD term reads it.
 # x' and x'' are random augmentations of x that keep its labels: a random
 # resized crop of at least 70% of the area (objects of the image stay in view;
 # smaller crops would cut objects out and make the consistency target wrong),
@@ -45,7 +45,7 @@ train_dataloader = dict(batch_size=16, dataset=dict(pipeline=train_pipeline))
 data_preprocessor = dict(type='MultiViewDataPreprocessor')
 
 # Table 4: lambda_pos 0.03, tau 0.9, alpha 0.1; gamma_pos 0, gamma_neg 4.
-# Theorem 5.4 with kbar = 2.94 (SPEC 1) and K = 80:
+# Theorem 5.4 with kbar = 2.94 (dataset statistics) and K = 80:
 # lambda_neg = (1 + 0.03 * 1.94) / (80 - 2.94) = 0.01373.
 model = dict(
     head=dict(

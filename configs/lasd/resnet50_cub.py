@@ -1,6 +1,6 @@
-# LASD (SPEC 5), ResNet-50 on CUB-200-2011: leveraged asymmetric loss with
-# disambiguation and consistency regularization over three views (22.01 mAP
-# in the paper's Table 2). Adam, one learning rate, 10 epochs.
+# LASD (docs/methods.md), ResNet-50 on CUB-200-2011: leveraged asymmetric loss
+# with disambiguation and consistency regularization over three views (22.01
+# mAP in the paper's Table 2). Adam, one learning rate, 10 epochs.
 #
 # Ablation rows of the paper's Table 3, by --cfg-options switches:
 #   A  none of the three (AN): configs/an/resnet50_cub.py
@@ -17,7 +17,7 @@ _base_ = [
 ]
 
 # Views. x is the recipe's training image (448x448, random horizontal flip,
-# SPEC 1); the supervised LASD term reads it.
+# docs/methods.md, Training procedure); the supervised LASD term reads it.
 # x' and x'' are random augmentations of x that keep its labels: a random
 # resized crop of at least 85% of the area (attributes describe bird parts,
 # e.g. the tail, which a tighter crop would cut off) and a horizontal flip (no
@@ -44,7 +44,7 @@ train_dataloader = dict(batch_size=8, dataset=dict(pipeline=train_pipeline))
 data_preprocessor = dict(type='MultiViewDataPreprocessor')
 
 # Table 4: lambda_pos 0.005, tau 0.93, alpha 0.03; gamma_pos 0, gamma_neg 4.
-# Theorem 5.4 with kbar = 31.4 (SPEC 1) and K = 312:
+# Theorem 5.4 with kbar = 31.4 (dataset statistics) and K = 312:
 # lambda_neg = (1 + 0.005 * 30.40) / (312 - 31.4) = 0.004105.
 model = dict(
     head=dict(

@@ -1,4 +1,4 @@
-# LASD (SPEC 5), ResNet-50 on VOC 2012: leveraged asymmetric loss with
+# LASD (docs/methods.md), ResNet-50 on VOC 2012: leveraged asymmetric loss with
 # disambiguation and consistency regularization over three views (89.53 mAP
 # in the paper's Table 2). Adam, one learning rate, 10 epochs.
 #
@@ -17,7 +17,7 @@ _base_ = [
 ]
 
 # Views. x is the recipe's training image (448x448, random horizontal flip,
-# SPEC 1); the supervised LASD term reads it.
+# docs/methods.md, Training procedure); the supervised LASD term reads it.
 # x' and x'' are random augmentations of x that keep its labels: a random
 # resized crop of at least 70% of the area (objects of the image stay in view;
 # smaller crops would cut objects out and make the consistency target wrong),
@@ -45,7 +45,7 @@ train_dataloader = dict(batch_size=8, dataset=dict(pipeline=train_pipeline))
 data_preprocessor = dict(type='MultiViewDataPreprocessor')
 
 # Table 4: lambda_pos 0.1, tau 0.9, alpha 0.7; gamma_pos 0, gamma_neg 4.
-# Theorem 5.4 with kbar = 1.46 (SPEC 1) and K = 20:
+# Theorem 5.4 with kbar = 1.46 (dataset statistics) and K = 20:
 # lambda_neg = (1 + 0.1 * 0.46) / (20 - 1.46) = 0.05642.
 model = dict(
     head=dict(

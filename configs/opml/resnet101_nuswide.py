@@ -1,8 +1,8 @@
-# OPML-SP (SPEC 6) on NUS-WIDE with a ResNet-101 backbone instead of the
-# papers' ResNet-50: the recipe of configs/opml/resnet50_nuswide.py (one-pair
-# loss, high-rank regularization, soft labels, AP-based label correction,
-# SGD with one learning rate, batch 16, 10 epochs, 448 px, flip) with only the
-# backbone swapped.
+# OPML-SP (docs/methods.md) on NUS-WIDE with a ResNet-101 backbone instead of
+# the papers' ResNet-50: the recipe of configs/opml/resnet50_nuswide.py
+# (one-pair loss, high-rank regularization, soft labels, AP-based label
+# correction, SGD with one learning rate, batch 16, 10 epochs, 448 px, flip)
+# with only the backbone swapped.
 _base_ = ['./resnet50_nuswide.py']
 
 # ImageNet-1k weights (78.0% top-1, MMPretrain's resnet101_8xb32_in1k),

@@ -1,6 +1,6 @@
-# OPML-SP (SPEC 6), ResNet-50 on NUS-WIDE (SPEC 6: 50.14 mAP in the paper;
-# the loss alone 47.93). The method, its schedule and the ablation switches of
-# Table IV: configs/_base_/methods/opml_sp_resnet50.py.
+# OPML-SP (docs/methods.md), ResNet-50 on NUS-WIDE (50.14 mAP in the paper's
+# Table II; the loss alone 47.93). The method, its schedule and the ablation
+# switches of Table IV: configs/_base_/methods/opml_sp_resnet50.py.
 _base_ = [
     '../_base_/methods/opml_sp_resnet50.py', '../_base_/datasets/nuswide.py'
 ]

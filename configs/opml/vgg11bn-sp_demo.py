@@ -1,6 +1,6 @@
-# OPML-SP (SPEC 6) on the demo dataset: the one-pair loss with high-rank
-# regularization, soft labels p * AP_k^gamma and AP-based label correction.
-# Schedule of configs/opml/vgg11bn_demo.py.
+# OPML-SP (docs/methods.md) on the demo dataset: the one-pair loss with
+# high-rank regularization, soft labels p * AP_k^gamma and AP-based label
+# correction. Schedule of configs/opml/vgg11bn_demo.py.
 #
 # Ablation rows of the paper's Table IV, by config or --cfg-options switch:
 #   loss only          configs/opml/vgg11bn_demo.py

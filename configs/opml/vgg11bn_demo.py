@@ -1,6 +1,6 @@
-# OPML (SPEC 6) on the demo dataset, the loss alone (Table IV's first row):
-# the one-pair loss on the observed single positive, no high-rank term, no
-# soft labels, no label correction.
+# OPML (docs/methods.md) on the demo dataset, the loss alone (Table IV's first
+# row): the one-pair loss on the observed single positive, no high-rank term,
+# no soft labels, no label correction.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'

@@ -1,4 +1,8 @@
-"""MS-COCO 2014 from its official layout (SPEC 1)."""
+"""MS-COCO 2014 from its official layout.
+
+Images kept, their order and the label columns: docs/methods.md,
+"Datasets and observed labels".
+"""
 import json
 import os.path as osp
 

@@ -1,4 +1,8 @@
-"""CUB-200-2011 attributes from the official layout (SPEC 1)."""
+"""CUB-200-2011 attributes from the official layout.
+
+Images kept, their order and the label columns: docs/methods.md,
+"Datasets and observed labels".
+"""
 import os.path as osp
 from typing import List, Tuple
 
@@ -92,8 +96,8 @@ def load_cub_split(root: str, split: str) -> ParsedSplit:
     ``attributes/image_attribute_labels.txt``; ``train_test_split.txt``
     chooses the images; rows keep ``images.txt`` order. An image without any
     present attribute cannot carry a single observed positive: it is dropped
-    and counted (SPEC keeps every image; the count shows whether a copy has
-    such images).
+    and counted (the papers' copy has no such image; the count shows whether
+    a copy has such images).
 
     Args:
         root (str): Folder holding ``attributes.txt`` and ``CUB_200_2011/``.

@@ -1,4 +1,8 @@
-"""NUS-WIDE from its official layout (SPEC 1)."""
+"""NUS-WIDE from its official layout.
+
+Images kept, their order and the label columns: docs/methods.md,
+"Datasets and observed labels".
+"""
 import os.path as osp
 
 import numpy as np

@@ -14,7 +14,10 @@ OFFICIAL_SPLIT = dict(train='train', val='train', test='val')
 
 @DATASETS.register_module()
 class SPMLDataset(MultiLabelDataset):
-    """A multi-label dataset under the single-positive protocol (SPEC 1).
+    """A multi-label dataset under the single-positive protocol.
+
+    The protocol and the interchange format are described in
+    ``docs/methods.md`` ("The protocol").
 
     Reads the community interchange format from ``data_root``:
     ``formatted_{train,val}_images.npy`` (image paths relative to
@@ -94,8 +97,8 @@ class SPMLDataset(MultiLabelDataset):
         path = osp.join(self.data_root, name)
         if must_exist and not osp.isfile(path):
             raise FileNotFoundError(
-                f'{type(self).__name__}: expected {path} (interchange format '
-                f'of SPEC section 1); {self.PREPARE_HINT}.')
+                f'{type(self).__name__}: expected {path} (interchange format, '
+                f'see docs/methods.md); {self.PREPARE_HINT}.')
         return path
 
     def load_split_matrices(

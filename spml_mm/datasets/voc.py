@@ -1,4 +1,8 @@
-"""PASCAL VOC 2012 from its official layout (SPEC 1)."""
+"""PASCAL VOC 2012 from its official layout.
+
+Images kept, their order and the label columns: docs/methods.md,
+"Datasets and observed labels".
+"""
 import os.path as osp
 
 import numpy as np

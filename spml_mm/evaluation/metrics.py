@@ -38,7 +38,9 @@ def mean_average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
 
 @METRICS.register_module()
 class SPMLAveragePrecision(BaseMetric):
-    """Mean average precision of SPML evaluation (SPEC 1), in percent.
+    """Mean average precision of SPML evaluation, in percent.
+
+    Defined in docs/methods.md, "The protocol".
 
     Reads ``pred_score`` and the true labels ``gt_label`` of every sample;
     reports ``spml/mAP`` and, optionally, ``spml/AP_<class>``.

@@ -94,7 +94,7 @@ def test_split_matches_the_protocol():
 
 def test_split_rounding_and_disjointness():
     train, val = split_train_val(5717, 0.2)  # VOC 2012 train split
-    assert (len(train), len(val)) == (4574, 1143)  # SPEC 1's statistics
+    assert (len(train), len(val)) == (4574, 1143)  # the papers' statistics
     assert np.intersect1d(train, val).size == 0
     assert np.array_equal(np.union1d(train, val), np.arange(5717))
     train, val = split_train_val(7, 0.)

@@ -136,4 +136,4 @@ def test_runs_train_test_and_table_with_a_fake_python(tmp_path):
                                 'test.log').read_text()
     assert '| AN | 77.50 | 0.00 | 1 | - |' in out
     assert '| LASD | 77.50 | 0.00 | 1 | - |' in out
-    assert out.rstrip().endswith('| 22.01 |')  # LASD's CUB number, SPEC 7
+    assert out.rstrip().endswith('| 22.01 |')  # LASD's CUB number (Table 2)

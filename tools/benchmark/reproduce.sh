@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce one column of the papers' table (SPEC 7, docs/RESULTS.md) on the
+# Reproduce one column of the papers' results (docs/RESULTS.md) on the
 # real data: train every method's ResNet-50 config for DATASET with
 # tools/dist_train.sh, test its best validation checkpoint with tools/test.py,
 # and print the table in the form of tools/benchmark/accuracy.py, beside the

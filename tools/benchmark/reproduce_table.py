@@ -4,7 +4,7 @@ Reads ``WORK_ROOT/<method>/seed<N>/test.log`` (the test mAP of the best
 checkpoint) and ``train_seconds`` of every run, and prints the table of
 ``tools/benchmark/accuracy.py`` (mean and spread over seeds, share of the
 AN-to-full-label gap closed, training time) with the papers' number beside
-each method (SPEC 7).
+each method (``REFERENCE`` of ``results_page.py``).
 
 Example:
     python tools/benchmark/reproduce_table.py work_dirs/reproduce/voc \\
@@ -28,7 +28,7 @@ COLUMNS = {'voc': 'VOC', 'coco': 'COCO', 'nuswide': 'NUS', 'cub': 'CUB'}
 
 
 def paper_results(dataset: str) -> Dict[str, float]:
-    """The papers' test mAP per method label (SPEC 7) for a dataset."""
+    """The papers' test mAP per method label for a dataset."""
     rows = [line.strip('| ').split(' | ') for line in REFERENCE.splitlines()]
     column = rows[0].index(COLUMNS[dataset])
     return {row[0]: float(row[column]) for row in rows[2:]}
@@ -62,7 +62,7 @@ def table(rows: Dict[str, dict], dataset: str) -> str:
     paper = paper_results(dataset)
     lines = [
         '| method | test mAP (%) | spread (std) | seeds | share of AN-to-full '
-        'gap closed | training time (s) | paper (SPEC 7) |',
+        'gap closed | training time (s) | paper |',
         '| --- | --- | --- | --- | --- | --- | --- |'
     ]
     for key, row in rows.items():

@@ -1,8 +1,9 @@
-# What the prepared official datasets (voc.py, coco.py, nuswide.py, cub.py) share:
-# the interchange format (tools/prepare_spml.py) with images under
+# What the prepared official datasets (voc.py, coco.py, nuswide.py, cub.py)
+# share: the interchange format (tools/prepare_spml.py) with images under
 # DATA_ROOT/images, 448x448 inputs, a random horizontal flip for training
-# (SPEC 1), ImageNet normalization and the SPML mAP. A dataset config sets
-# data_root in the three dataloaders, num_classes and the training batch size.
+# (docs/methods.md, Training procedure), ImageNet normalization and the SPML
+# mAP. A dataset config sets data_root in the three dataloaders, num_classes
+# and the training batch size.
 dataset_type = 'SPMLDataset'
 
 data_preprocessor = dict(

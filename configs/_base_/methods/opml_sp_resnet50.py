@@ -1,8 +1,9 @@
-# OPML-SP (SPEC 6) on ResNet-50, for configs/opml/resnet50_{voc,coco,nuswide,cub}.py
-# (each adds its dataset and num_classes): the one-pair loss with high-rank
-# regularization, soft labels p * AP_k^gamma and AP-based label correction.
-# SGD (SPEC 6), one learning rate, 10 epochs; configs/_base_/schedules/sgd.py
-# says how its values were chosen.
+# OPML-SP (docs/methods.md, OPML) on ResNet-50, for
+# configs/opml/resnet50_{voc,coco,nuswide,cub}.py (each adds its dataset and
+# num_classes): the one-pair loss with high-rank regularization, soft labels
+# p * AP_k^gamma and AP-based label correction. SGD (the OPML paper, Sec. IV),
+# one learning rate, 10 epochs; configs/_base_/schedules/sgd.py says how its
+# values were chosen.
 #
 # Ablation rows of the paper's Table IV, by --cfg-options switches:
 #   loss only       model.head.loss.rank_weight=0.

@@ -43,7 +43,7 @@ def select_pseudo_negatives(
 
 @MODELS.register_module()
 class AsymmetricPseudoLabeling(BaseLabelUpdater):
-    """APL's negative pseudo-labeling of Zhou et al. (ECCV 2022, SPEC 4).
+    """APL's negative pseudo-labeling of Zhou et al. (ECCV 2022, Sec. 3.3).
 
     After each epoch from the warm-up on, for every class c, the
     ``int(theta * U_c / (T - T_w))`` lowest-scoring entries among those

@@ -12,7 +12,7 @@ from .base_label_updater import BaseLabelUpdater
 
 def num_corrections(observed: torch.Tensor, class_ap: torch.Tensor,
                     zeta: float) -> torch.Tensor:
-    """``floor(zeta * N_k * (1 - AP_k))`` per class (SPEC 6).
+    """``floor(zeta * N_k * (1 - AP_k))`` per class (docs/methods.md, OPML).
 
     Args:
         observed (torch.Tensor): Observed labels (N, C), boolean.
@@ -30,7 +30,7 @@ def num_corrections(observed: torch.Tensor, class_ap: torch.Tensor,
 
 @MODELS.register_module()
 class OPMLLabelUpdater(BaseLabelUpdater):
-    """OPML's per-class AP and AP-based label correction (SPEC 6).
+    """OPML's per-class AP and AP-based label correction.
 
     Run by :class:`SPMLPseudoLabelHook` on the training set's scores at the
     end of every epoch from ``warmup_epochs`` on (OPML configs use 1):
@@ -46,13 +46,14 @@ class OPMLLabelUpdater(BaseLabelUpdater):
        persist: an entry corrected once stays a positive for the rest of the
        run, and the bank carries it through checkpoints and ``--resume``.
 
-    Where SPEC 6 is silent, the choices are: the candidates of each epoch are
-    all unobserved entries, those corrected before included, so the count is
+    The method is defined in docs/methods.md (OPML). Where the paper leaves
+    room, the choices are: the candidates of each epoch are all
+    unobserved entries, those corrected before included, so the count is
     the size of the class's corrected set that this epoch's scores support
     rather than a number added every epoch (it cannot compound over a long
-    schedule); the AP is measured against the observed labels only, as SPEC
-    6 says, not against earlier corrections; ties in score are broken by
-    ``torch.topk``, on identical inputs on every rank.
+    schedule); the AP is measured against the observed labels only, as that
+    definition says, not against earlier corrections; ties in score are
+    broken by ``torch.topk``, on identical inputs on every rank.
 
     Args:
         zeta (float): Correction proportion zeta in [0, 1]; 0 turns the
