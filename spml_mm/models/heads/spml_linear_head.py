@@ -68,23 +68,37 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
 
     def observed_target(self,
                         data_samples: List[DataSample]) -> torch.Tensor:
-        """The observed 0/1 matrix (B, C) from the samples' ``gt_label``."""
+        """The observed 0/1 matrix (B, C) from the samples' ``gt_label``.
+
+        The batch's labels are validated here, once, on the host (they are
+        CPU tensors): every index in ``[0, num_classes)`` and at least one
+        positive per sample. The losses then trust their targets, so the
+        training step never waits on the device to check them.
+        """
         target = torch.zeros(len(data_samples), self.num_classes)
         for row, sample in zip(target, data_samples):
-            label = sample.gt_label
-            if label.numel() and (label.min() < 0 or
-                                  label.max() >= self.num_classes):
+            label = sample.gt_label.cpu()
+            where = f'sample {sample.get("sample_idx")} ' \
+                f'({sample.get("img_path")})'
+            if not label.numel():
                 raise ValueError(
-                    f'sample {sample.get("sample_idx")} '
-                    f'({sample.get("img_path")}) has labels '
-                    f'{label.tolist()} outside the head\'s num_classes='
-                    f'{self.num_classes}; make the head and dataset agree.')
+                    f'{where} has no positive label; every training sample '
+                    'needs its observed positive.')
+            if label.min() < 0 or label.max() >= self.num_classes:
+                raise ValueError(
+                    f'{where} has labels {label.tolist()} outside the '
+                    f"head's num_classes={self.num_classes}; make the head "
+                    'and dataset agree.')
             row[label] = 1
         return target
 
     def _get_loss(self, cls_score: torch.Tensor,
                   data_samples: List[DataSample], **kwargs) -> dict:
         views = split_views(cls_score, len(data_samples))
+        if views[0].shape != (len(data_samples), self.num_classes):
+            raise ValueError(
+                f'logits of shape {tuple(views[0].shape)} for '
+                f'{len(data_samples)} samples and {self.num_classes} classes')
         target = self.observed_target(data_samples).to(cls_score.device)
         if self.label_bank is not None:
             self.label_bank.record(data_samples, views[0], target)

@@ -1,41 +1,52 @@
-from typing import Union
+from typing import Tuple, Union
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
-from .utils import check_target
+from .value_and_grad import differentiable
 
 
-def an_loss(cls_score: torch.Tensor,
-            target: torch.Tensor,
-            label_smoothing: float = 0.,
-            unobserved_weight: float = 1.) -> torch.Tensor:
-    """Assume-negative BCE: unobserved labels count as negatives.
+def an_value_and_grad(z: torch.Tensor,
+                      s: torch.Tensor,
+                      label_smoothing: float = 0.,
+                      unobserved_weight: float = 1.
+                      ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Assume negative: BCE with every unobserved label as a negative.
+
+    ``L = mean_{B x C} w * [softplus(z) - t z]`` with the target
+    ``t = s (1 - 2 eps) + eps`` (AN-LS smooths with eps) and the weight
+    ``w = s + (1 - s) lambda`` (WAN weighs unobserved labels by lambda);
+    ``dL/dz = w (p - t) / (B C)``.
 
     Args:
-        cls_score (torch.Tensor): Logits z, shape (B, C).
-        target (torch.Tensor): Observed labels s in 0/1, shape (B, C).
-        label_smoothing (float): Smoothing epsilon; targets become
-            ``1 - eps`` and ``eps`` (AN-LS). Defaults to 0.
-        unobserved_weight (float): Weight of the unobserved terms (WAN's
-            lambda). Defaults to 1.
+        z (torch.Tensor): Logits, shape (B, C), float32.
+        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        label_smoothing (float): eps. Defaults to 0.
+        unobserved_weight (float): lambda. Defaults to 1.
 
     Returns:
-        torch.Tensor: Mean over B x C.
+        tuple: The loss (a scalar) and its gradient (B, C).
     """
-    target = target.float()
-    smoothed = target * (1 - 2 * label_smoothing) + label_smoothing
-    loss = F.binary_cross_entropy_with_logits(
-        cls_score.float(), smoothed, reduction='none')
-    weight = target + (1 - target) * unobserved_weight
-    return (loss * weight).mean()
+    t = s.to(z.dtype)
+    if label_smoothing:
+        t = t * (1 - 2 * label_smoothing) + label_smoothing
+    w = None if unobserved_weight == 1 else torch.where(
+        s > 0, 1., unobserved_weight).to(z.dtype)
+    value = F.binary_cross_entropy_with_logits(z, t, w)
+    grad = torch.sigmoid(z).sub_(t).div_(z.numel())
+    return value, grad if w is None else grad.mul_(w)
+
+
+an_loss = differentiable(an_value_and_grad)
 
 
 @MODELS.register_module()
 class ANLoss(nn.Module):
-    """Assume-negative loss and its AN-LS and WAN variants (SPEC 2).
+    """Assume-negative loss and its AN-LS and WAN variants.
+
+    The loss is :func:`an_value_and_grad` (docs/methods.md, AN).
 
     Args:
         label_smoothing (float): Epsilon of AN-LS (0.1 in the papers), in
@@ -65,7 +76,6 @@ class ANLoss(nn.Module):
 
     def forward(self, cls_score: torch.Tensor,
                 target: torch.Tensor) -> torch.Tensor:
-        check_target(cls_score, target)
         weight = self.unobserved_weight
         if weight == 'wan':
             weight = 1. / (cls_score.size(1) - 1)

@@ -1,20 +1,40 @@
+from typing import Tuple
+
 import torch
 import torch.nn as nn
 from mmpretrain.registry import MODELS
 
+from .value_and_grad import differentiable
 
-def view_consistency(view_scores: torch.Tensor) -> torch.Tensor:
+
+def consistency_value_and_grad(views: torch.Tensor
+                               ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Pairwise squared distance between the views' probabilities.
 
-    ``Phi = sum_{i<j} ||sigmoid(z_i) - sigmoid(z_j)||^2`` per sample (LASD
-    Eq. 7 for three views), summed over classes and averaged over samples.
+    ``Phi = sum_{i<j} ||p_i - p_j||^2`` per sample (LASD Eq. 7 for three
+    views), summed over classes and averaged over the B samples. Per entry
+    ``sum_{i<j} (p_i - p_j)^2 = V sum_i (p_i - pbar)^2`` with ``pbar`` the
+    views' mean, so ``dPhi/dz_i = 2 V (p_i - pbar) p_i (1 - p_i) / B``.
 
     Args:
-        view_scores (torch.Tensor): Logits of V views, shape (V, B, C).
+        views (torch.Tensor): Logits of V views, shape (V, B, C), float32.
 
     Returns:
-        torch.Tensor: Phi averaged over the B samples.
+        tuple: Phi (a scalar) and its gradient (V, B, C).
     """
+    p = torch.sigmoid(views)
+    num_views, spread = len(p), p - p.mean(0)
+    value = num_views * spread.square().sum((0, 2)).mean()
+    grad = (2 * num_views / views.size(1)) * spread * p * (1 - p)
+    return value, grad
+
+
+_view_consistency = differentiable(consistency_value_and_grad)
+
+
+def view_consistency(view_scores: torch.Tensor) -> torch.Tensor:
+    """:func:`consistency_value_and_grad` as a loss of the (V, B, C) logits,
+    V >= 2."""
     if view_scores.dim() != 3 or view_scores.size(0) < 2:
         raise ValueError(
             'the consistency term needs logits of shape (V, B, C) with V >= 2 '
@@ -22,10 +42,7 @@ def view_consistency(view_scores: torch.Tensor) -> torch.Tensor:
             "augmentations in dict(type='MultiView', num_views=...) so the "
             'pipeline yields at least 2 views per image, or remove '
             'model.head.consistency')
-    probs = torch.sigmoid(view_scores.float())
-    first, second = torch.triu_indices(len(probs), len(probs), offset=1)
-    pair_distance = (probs[first] - probs[second]).pow(2).sum(-1)
-    return pair_distance.sum(0).mean()
+    return _view_consistency(view_scores)
 
 
 @MODELS.register_module()

@@ -1,58 +1,66 @@
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
-from ..label_bank import PSEUDO_NEGATIVE, UNLABELLED
-from .utils import check_target
+from ..label_bank import PSEUDO_NEGATIVE
+from .value_and_grad import differentiable
 
 
-def em_loss(cls_score: torch.Tensor,
-            target: torch.Tensor,
-            alpha: float = 0.1,
-            beta: float = 0.2,
-            pseudo_negative: Optional[torch.Tensor] = None,
-            soft_label: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """Entropy-maximization loss with soft negative pseudo-labels (SPEC 4).
+def em_value_and_grad(z: torch.Tensor,
+                      s: torch.Tensor,
+                      alpha: float = 0.1,
+                      beta: float = 0.2,
+                      pseudo_negative: Optional[torch.Tensor] = None,
+                      soft_label: Optional[torch.Tensor] = None
+                      ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Entropy maximization (EM) with APL's soft negative pseudo-labels.
 
-    Per entry: ``-log p`` on an observed positive, ``beta * BCE(p, t)`` on a
-    negative pseudo-label with stored soft label ``t`` (paper Eq. 7-8), and
-    ``-alpha * H(p)`` on every other unobserved entry, with
-    ``H(p) = -[p log p + (1 - p) log(1 - p)]`` (paper Eq. 3-4). All terms
-    are written with log-sigmoids of the logits.
+    Per entry, mean over B x C (EM paper Eq. 3-4 and 7-8)::
+
+        observed positive         -log p                  dL/dz = p - 1
+        negative pseudo-label t   beta * BCE(p, t)        beta (p - t)
+        other unobserved          -alpha * H(p)           alpha p (1 - p) z
+
+    with ``H(p) = -[p log p + (1 - p) log(1 - p)] = (1 - p) z - log p``,
+    whose derivative is ``-p (1 - p) z``; ``BCE(p, t) = (1 - t) z - log p``.
 
     Args:
-        cls_score (torch.Tensor): Logits z, shape (B, C).
-        target (torch.Tensor): Observed labels s in 0/1, shape (B, C).
-        alpha (float): Weight alpha of the entropy term. Defaults to 0.1.
-        beta (float): Weight beta of the pseudo-label term. Defaults to 0.2.
+        z (torch.Tensor): Logits, shape (B, C), float32.
+        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        alpha (float): alpha. Defaults to 0.1.
+        beta (float): beta. Defaults to 0.2.
         pseudo_negative (torch.Tensor, optional): Boolean mask (B, C) of the
-            negative pseudo-labels; ignored on observed positives. Defaults
+            negative pseudo-labels (ignored on observed positives). Defaults
             to None (plain EM).
-        soft_label (torch.Tensor, optional): Soft labels t (B, C), read where
-            ``pseudo_negative`` is set.
+        soft_label (torch.Tensor, optional): Their soft labels t (B, C).
 
     Returns:
-        torch.Tensor: Mean over B x C.
+        tuple: The loss (a scalar) and its gradient (B, C).
     """
-    z = cls_score.float()
-    target = target.float()
-    log_p, log_q = F.logsigmoid(z), F.logsigmoid(-z)
-    entropy = -(torch.sigmoid(z) * log_p + torch.sigmoid(-z) * log_q)
-    loss = target * -log_p + (1 - target) * -alpha * entropy
+    positive = s > 0
+    p, log_p = torch.sigmoid(z), F.logsigmoid(z)
+    qz = (1 - p) * z  # -H(p) = log p - (1 - p) z
+    value = torch.where(positive, -log_p, alpha * (log_p - qz))
+    grad = torch.where(positive, p - 1, alpha * p * qz)
     if pseudo_negative is not None:
-        negative = pseudo_negative & (target == 0)
-        bce = F.binary_cross_entropy_with_logits(
-            z, soft_label.float(), reduction='none')
-        loss = torch.where(negative, beta * bce, loss)
-    return loss.mean()
+        negative = pseudo_negative & ~positive
+        t = soft_label.to(z.dtype)
+        value = torch.where(negative, beta * ((1 - t) * z - log_p), value)
+        grad = torch.where(negative, beta * (p - t), grad)
+    return value.mean(), grad / z.numel()
+
+
+em_loss = differentiable(em_value_and_grad)
 
 
 @MODELS.register_module()
 class EMLoss(nn.Module):
-    """EM loss of Zhou et al. (ECCV 2022), with APL's pseudo-labels (SPEC 4).
+    """EM loss of Zhou et al. (ECCV 2022), with APL's pseudo-labels.
+
+    The loss is :func:`em_value_and_grad` (docs/methods.md, EM).
 
     Without a label bank it is the EM loss. With ``label_bank`` on the head
     and :class:`SPMLPseudoLabelHook` in the config, the head passes the
@@ -100,7 +108,6 @@ class EMLoss(nn.Module):
             soft_label (torch.Tensor, optional): The bank's soft labels
                 (B, C) in [0, 1].
         """
-        check_target(cls_score, target)
         negative = None
         if pseudo_label is not None:
             if soft_label is None or pseudo_label.shape != target.shape \
@@ -108,12 +115,6 @@ class EMLoss(nn.Module):
                 raise ValueError(
                     'pseudo_label and soft_label must both be given with the '
                     f'shape of the logits {tuple(cls_score.shape)}')
-            if not ((pseudo_label == UNLABELLED) |
-                    (pseudo_label == PSEUDO_NEGATIVE)).all():
-                raise ValueError(
-                    'EMLoss reads negative pseudo-labels (-1) only; the label '
-                    'bank holds other states (positive pseudo-labels come '
-                    'from label correction, which EMLoss does not model).')
             negative = pseudo_label == PSEUDO_NEGATIVE
         return em_loss(cls_score, target, self.alpha, self.beta, negative,
                        soft_label)

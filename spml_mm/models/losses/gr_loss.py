@@ -1,55 +1,71 @@
-from functools import partial
 from typing import Optional, Tuple, Union
 
 import torch
+import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
-from .unified_spml_loss import (UnifiedSPMLLoss, gce_loss, gce_neg_loss,
-                                k_logistic, log_loss, unified_spml_loss,
-                                v_gaussian)
+from .unified_spml_loss import UnifiedSPMLLoss
+from .value_and_grad import differentiable
 
 Schedule = Union[float, Tuple[float, float]]
 
 
-def gr_loss(cls_score: torch.Tensor,
-            target: torch.Tensor,
-            w: Union[float, torch.Tensor],
-            b: Union[float, torch.Tensor],
-            mu: float,
-            sigma: float,
-            q1: Optional[float] = None,
-            q2: float = 0.01,
-            q3: float = 1.) -> torch.Tensor:
-    """Generalized robust loss at fixed parameters (SPEC 3, paper Eq. 4-14).
+def gr_value_and_grad(z: torch.Tensor,
+                      s: torch.Tensor,
+                      w: Union[float, torch.Tensor],
+                      b: Union[float, torch.Tensor],
+                      mu: float,
+                      sigma: float,
+                      q1: Optional[float] = None,
+                      q2: float = 0.01,
+                      q3: float = 1.) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Generalized robust loss (GR paper Eq. 9, gradient Eq. 18).
 
-    ``s * L1 + (1 - s) * v(p) [k(p) L2 + (1 - k(p)) L3]`` with
-    ``k = sigmoid(w p + b)`` and ``v = exp(-(p - mu)^2 / (2 sigma^2))`` on
-    detached ``p``, ``L2 = (1 - p^q2) / q2``, ``L3 = (1 - (1-p)^q3) / q3``.
+    Per entry, mean over B x C, with k and v read from the detached p::
+
+        L = s L1(p) + (1 - s) v(p) [k(p) L2(p) + (1 - k(p)) L3(p)]
+        k(p) = sigmoid(w p + b)          v(p) = exp(-(p - mu)^2 / (2 sigma^2))
+        L1 = -log p  (or (1 - p^q1)/q1)  dL1/dz = p - 1  (or -p^q1 (1 - p))
+        L2 = (1 - p^q2) / q2             dL2/dz = -p^q2 (1 - p)
+        L3 = (1 - (1 - p)^q3) / q3       dL3/dz = (1 - p)^q3 p
+
+    Powers are ``exp(q log p)`` from log-sigmoids, finite at any logit.
 
     Args:
-        cls_score (torch.Tensor): Logits z, shape (B, C).
-        target (torch.Tensor): Observed labels s in 0/1, shape (B, C).
-        w (float | torch.Tensor): Slope of k (beta's w); a (C,) tensor for
-            per-class values.
+        z (torch.Tensor): Logits, shape (B, C), float32.
+        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        w (float | torch.Tensor): Slope of k (beta's w); (C,) per class.
         b (float | torch.Tensor): Intercept of k (beta's b).
         mu (float): Centre of v (alpha's mu).
         sigma (float): Width of v (alpha's sigma), > 0.
-        q1 (float, optional): L1 = (1 - p^q1) / q1 on the observed positive;
-            None for -log p (the release). Defaults to None.
-        q2 (float): Robustness q2 of L2. Defaults to 0.01.
-        q3 (float): Robustness q3 of L3. Defaults to 1.
+        q1 (float, optional): None for ``L1 = -log p`` (the release).
+        q2 (float): q2. Defaults to 0.01.
+        q3 (float): q3. Defaults to 1.
 
     Returns:
-        torch.Tensor: Mean over B x C.
+        tuple: The loss (a scalar) and its gradient (B, C).
     """
-    return unified_spml_loss(
-        cls_score,
-        target,
-        k=partial(k_logistic, w=w, b=b),
-        v=partial(v_gaussian, mu=mu, sigma=sigma),
-        l1=log_loss if q1 is None else partial(gce_loss, q=q1),
-        l2=partial(gce_loss, q=q2),
-        l3=partial(gce_neg_loss, q=q3))
+    p, log_p = torch.sigmoid(z), F.logsigmoid(z)
+    q = 1 - p
+    k = torch.sigmoid(w * p + b)
+    v = torch.exp((p - mu).square_().mul_(-0.5 / sigma**2))
+    p_q2 = torch.exp(q2 * log_p)
+    # (1 - p)^q3 with log(1 - p) = log p - z
+    q_q3 = q if q3 == 1 else torch.exp(q3 * (log_p - z))
+    unobserved = v * (k * (1 - p_q2) / q2 + (1 - k) * (1 - q_q3) / q3)
+    d_unobserved = v * ((1 - k) * q_q3 * p - k * p_q2 * q)
+    if q1 is None:
+        positive, d_positive = -log_p, -q
+    else:
+        p_q1 = torch.exp(q1 * log_p)
+        positive, d_positive = (1 - p_q1) / q1, -p_q1 * q
+    observed = s > 0
+    value = torch.where(observed, positive, unobserved).mean()
+    grad = torch.where(observed, d_positive, d_unobserved) / z.numel()
+    return value, grad
+
+
+gr_loss = differentiable(gr_value_and_grad)
 
 
 def _pair(value: Schedule) -> Tuple[float, float]:
@@ -59,7 +75,9 @@ def _pair(value: Schedule) -> Tuple[float, float]:
 
 @MODELS.register_module()
 class GRLoss(UnifiedSPMLLoss):
-    """Generalized robust (GR) loss for SPML (Chen et al. 2024; SPEC 3).
+    """Generalized robust (GR) loss for SPML (Chen et al., IJCAI 2024).
+
+    The loss is :func:`gr_value_and_grad` (docs/methods.md, GR loss).
 
     The unified framework (:class:`UnifiedSPMLLoss`) with the GR components:
     the soft pseudo-label ``k(p; beta) = sigmoid(w p + b)``, the weight
@@ -133,3 +151,14 @@ class GRLoss(UnifiedSPMLLoss):
             l3=dict(type='gce_neg', q=q3),
             trainable_k=trainable_beta,
             num_classes=num_classes)
+        self.q1, self.q2, self.q3 = q1, q2, q3
+
+    def forward(self, cls_score: torch.Tensor,
+                target: torch.Tensor) -> torch.Tensor:
+        if self.trainable_k:
+            # w and b learn through k: the framework's autograd form
+            return super().forward(cls_score, target)
+        self._warn_without_schedule()
+        return gr_loss(cls_score, target, self._k_now['w'], self._k_now['b'],
+                       self._v_now['mu'], self._v_now['sigma'], self.q1,
+                       self.q2, self.q3)

@@ -1,11 +1,11 @@
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
-from .utils import check_target
+from .value_and_grad import differentiable
 
 
 def theorem_5_4_lambda_neg(lambda_pos: float, avg_positives: float,
@@ -27,54 +27,61 @@ def theorem_5_4_lambda_neg(lambda_pos: float, avg_positives: float,
         num_classes - avg_positives)
 
 
-def lasd_loss(cls_score: torch.Tensor,
-              target: torch.Tensor,
-              lambda_pos: float,
-              lambda_neg: float,
-              tau: float,
-              gamma_pos: float = 0.,
-              gamma_neg: float = 4.) -> torch.Tensor:
-    """Leveraged asymmetric loss with disambiguation (SPEC 5).
+def lasd_value_and_grad(z: torch.Tensor,
+                        s: torch.Tensor,
+                        lambda_pos: float,
+                        lambda_neg: float,
+                        tau: float,
+                        gamma_pos: float = 0.,
+                        gamma_neg: float = 4.
+                        ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Leveraged asymmetric loss with disambiguation (LASD paper Eq. 6).
 
-    Observed positives get ``Lp(p) = -(1-p)^gamma_pos log p``. An unobserved
-    entry whose detached probability exceeds ``tau`` is a pseudo positive
-    and gets ``lambda_pos * Lp(p)``; every other unobserved entry is a pseudo
-    negative and gets ``lambda_neg * Ln(p)``, ``Ln(p) = -p^gamma_neg
-    log(1-p)``. The focusing factors are written as ``exp(gamma * log p)``
-    from log-sigmoids, so the loss and its gradient stay finite for any
-    logit and any gamma >= 0.
+    Sum over classes, mean over the batch; an unobserved label is a pseudo
+    positive when its detached ``p > tau``::
+
+        L  = w+ Lp + w- Ln     w+ = s + lambda_pos (1 - s) [p > tau]
+                               w- = lambda_neg (1 - s) [p <= tau]
+        Lp = -(1 - p)^g+ log p      dLp/dz = (1 - p)^g+ [g+ p log p - (1 - p)]
+        Ln = -p^g- log(1 - p)       dLn/dz = p^g- [p - g- (1 - p) log(1 - p)]
+
+    with ``g+ = gamma_pos`` and ``g- = gamma_neg``.
+    Powers are ``exp(gamma log p)`` from log-sigmoids, finite at any logit.
 
     Args:
-        cls_score (torch.Tensor): Logits z, shape (B, C).
-        target (torch.Tensor): Observed labels s in 0/1, shape (B, C).
-        lambda_pos (float): Leverage of pseudo positives lambda_+.
-        lambda_neg (float): Leverage of pseudo negatives lambda_-.
-        tau (float): Disambiguation threshold tau on p.
-        gamma_pos (float): Focusing parameter gamma_+ of ``Lp``.
-            Defaults to 0.
-        gamma_neg (float): Focusing parameter gamma_- of ``Ln``.
-            Defaults to 4.
+        z (torch.Tensor): Logits, shape (B, C), float32.
+        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        lambda_pos (float): lambda_+.
+        lambda_neg (float): lambda_-.
+        tau (float): tau.
+        gamma_pos (float): gamma_+. Defaults to 0.
+        gamma_neg (float): gamma_-. Defaults to 4.
 
     Returns:
-        torch.Tensor: Sum over classes, mean over the batch.
+        tuple: The loss (a scalar) and its gradient (B, C).
     """
-    logits = cls_score.float()
-    target = target.float()
-    log_p = F.logsigmoid(logits)
-    log_not_p = F.logsigmoid(-logits)
-    loss_pos = -torch.exp(gamma_pos * log_not_p) * log_p
-    loss_neg = -torch.exp(gamma_neg * log_p) * log_not_p
-    pseudo_pos = (torch.sigmoid(logits.detach()) > tau).float()
-    unobserved = 1 - target
-    weight_pos = target + lambda_pos * unobserved * pseudo_pos
-    weight_neg = lambda_neg * unobserved * (1 - pseudo_pos)
-    loss = weight_pos * loss_pos + weight_neg * loss_neg
-    return loss.sum(1).mean()
+    s = s.to(z.dtype)
+    p, log_p = torch.sigmoid(z), F.logsigmoid(z)
+    q, log_q = 1 - p, log_p - z  # log(1 - p) = log p - z
+    focus_pos = torch.exp(gamma_pos * log_q) if gamma_pos else 1.
+    focus_neg = torch.exp(gamma_neg * log_p) if gamma_neg else 1.
+    pseudo_pos = (p > tau).to(z.dtype)
+    w_pos = s + lambda_pos * (1 - s) * pseudo_pos
+    w_neg = lambda_neg * (1 - s) * (1 - pseudo_pos)
+    value = -(w_pos * focus_pos * log_p + w_neg * focus_neg * log_q)
+    grad = (w_pos * focus_pos * (gamma_pos * p * log_p - q) +
+            w_neg * focus_neg * (p - gamma_neg * q * log_q))
+    return value.sum(1).mean(), grad / z.size(0)
+
+
+lasd_loss = differentiable(lasd_value_and_grad)
 
 
 @MODELS.register_module()
 class LASDLoss(nn.Module):
-    """Leveraged asymmetric loss with disambiguation, LASD (SPEC 5).
+    """Leveraged asymmetric loss with disambiguation, LASD.
+
+    The loss is :func:`lasd_value_and_grad` (docs/methods.md, LASD).
 
     ``lambda_neg`` is either given or derived from Theorem 5.4 of the paper,
     ``lambda_neg = (1 + lambda_pos (kbar - 1)) / (K - kbar)``, from the
@@ -151,7 +158,6 @@ class LASDLoss(nn.Module):
 
     def forward(self, cls_score: torch.Tensor,
                 target: torch.Tensor) -> torch.Tensor:
-        check_target(cls_score, target)
         if self.num_classes is not None and \
                 cls_score.size(1) != self.num_classes:
             raise ValueError(

@@ -1,83 +1,105 @@
 import math
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
 from mmpretrain.registry import MODELS
 
-from ..label_bank import PSEUDO_POSITIVE, UNLABELLED
-from .utils import check_target
+from ..label_bank import PSEUDO_POSITIVE
+from .value_and_grad import differentiable
 
 
-def _log_weighted_sum_exp(log_offset: float, weight: torch.Tensor,
-                          exponent: torch.Tensor) -> torch.Tensor:
-    """``log(exp(log_offset) + sum_k weight_k * exp(exponent_k))`` per row.
-
-    One logsumexp over ``[log_offset, log(weight) + exponent]``; entries of
-    weight 0 become ``-inf`` and drop out of the sum and of the gradient.
+def _log_offset_sum_exp(offset: float,
+                        log_terms: torch.Tensor) -> torch.Tensor:
+    """``log(offset + sum_k exp(log_terms_k))`` per row, as one logsumexp.
     """
-    offset = exponent.new_full((exponent.size(0), 1), log_offset)
-    terms = torch.log(weight) + exponent
-    return torch.logsumexp(torch.cat([offset, terms], dim=1), dim=1)
+    log_offset = log_terms.new_full((len(log_terms), 1), math.log(offset))
+    return torch.logsumexp(torch.cat([log_offset, log_terms], 1), 1, True)
 
 
-def opml_loss(cls_score: torch.Tensor,
-              label: torch.Tensor,
-              alpha: float = 1.,
-              beta: float = 1.) -> torch.Tensor:
-    """One-pair multi-label loss, OPML (SPEC 6), with hard or soft labels.
+def high_rank_value_and_grad(probs: torch.Tensor, delta: float
+                             ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """OPML's high-rank term ``R = -sum_i log(sigma_i(F)^2 + delta)``.
 
-    Per row, ``log(alpha + sum_k (1 - y_k) e^{z_k}) + log(beta + sum_k y_k
-    e^{-z_k})``. With 0/1 labels this is the paper's full-label form
-    ``log(alpha + sum_{j in N} e^{z_j}) + log(beta + sum_{i in P}
-    e^{-z_i})``, and its single-positive form when a row has one positive
-    (the unobserved entries are then the set N). Soft labels y in [0, 1]
-    weigh an entry into both sums. ``alpha = beta = 1`` is the ZLPR loss.
-    Both logarithms are computed as a logsumexp over ``log(alpha)`` and
-    ``log(w_k) + z_k``, so any logit is finite.
+    The sum over the ``min(B, C)`` singular values of F is ``-log det(G +
+    delta I)`` with the smaller Gram matrix G (``F^T F`` or ``F F^T``), taken
+    from its Cholesky factor; ``dR/dF = -2 F (F^T F + delta I)^-1`` (or
+    ``-2 (F F^T + delta I)^-1 F``). Computed in float64: the Gram matrix
+    squares F's condition number. Identical rows keep a finite gradient.
 
     Args:
-        cls_score (torch.Tensor): Logits z, shape (B, C).
-        label (torch.Tensor): Labels y in [0, 1], shape (B, C): the observed
-            0/1 matrix, full labels, or soft labels.
-        alpha (float): Offset alpha > 0 of the negative sum. Defaults to 1.
-        beta (float): Offset beta > 0 of the positive sum. Defaults to 1.
+        probs (torch.Tensor): F, shape (B, C).
+        delta (float): delta > 0.
 
     Returns:
-        torch.Tensor: Mean over the batch.
+        tuple: R (a scalar) and dR/dF (B, C), in the dtype of F.
     """
-    z = cls_score.float()
-    y = label.float()
-    negative = _log_weighted_sum_exp(math.log(alpha), 1 - y, z)
-    positive = _log_weighted_sum_exp(math.log(beta), y, -z)
-    return (negative + positive).mean()
+    f = probs.double()
+    tall = f.size(0) >= f.size(1)
+    gram = f.T @ f if tall else f @ f.T
+    gram.diagonal().add_(delta)
+    chol = torch.linalg.cholesky(gram)
+    value = -2 * chol.diagonal().log().sum()
+    inverse = torch.cholesky_inverse(chol)
+    grad = -2 * (f @ inverse if tall else inverse @ f)
+    return value.to(probs.dtype), grad.to(probs.dtype)
 
 
-def high_rank_penalty(probs: torch.Tensor, delta: float) -> torch.Tensor:
-    """``-sum_i log(sigma_i(F)^2 + delta)`` over the singular values of F.
+def opml_value_and_grad(z: torch.Tensor,
+                        y: torch.Tensor,
+                        alpha: float = 1.,
+                        beta: float = 1.,
+                        rank_weight: float = 0.,
+                        rank_delta: float = 1e-2
+                        ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """One-pair loss, mean over the batch, plus ``lambda R(sigmoid(z))``::
 
-    The unweighted high-rank regularization of OPML (SPEC 6): the sum runs
-    over the ``min(B, C)`` singular values of the batch probability matrix
-    F, so it serves batches smaller and larger than the number of classes.
-    The singular values come from ``torch.linalg.svdvals`` in float32, whose
-    backward ``U diag(g) V^T`` needs no gaps between singular values, so
-    repeated or zero singular values (identical rows) keep a finite
-    gradient.
+        L = N + P      N = log(alpha + sum_k (1 - y_k) e^{z_k})
+                       P = log(beta + sum_k y_k e^{-z_k})
+        dL/dz_k = (1 - y_k) e^{z_k - N} - y_k e^{-z_k - P}
+
+    With 0/1 labels y this is the
+    full-label form (P the positives, N the negatives) and, with one
+    positive per row, the single-positive form; soft labels weigh an entry
+    into both sums (y is a constant). ``alpha = beta = 1`` is ZLPR.
 
     Args:
-        probs (torch.Tensor): Probabilities F, shape (B, C).
-        delta (float): delta > 0 inside the logarithm.
+        z (torch.Tensor): Logits, shape (B, C), float32.
+        y (torch.Tensor): Labels in [0, 1], shape (B, C).
+        alpha (float): alpha > 0. Defaults to 1.
+        beta (float): beta > 0. Defaults to 1.
+        rank_weight (float): lambda of :func:`high_rank_value_and_grad`;
+            0 leaves it out. Defaults to 0.
+        rank_delta (float): Its delta. Defaults to 1e-2.
 
     Returns:
-        torch.Tensor: The penalty, a scalar.
+        tuple: The loss (a scalar) and its gradient (B, C).
     """
-    sigma = torch.linalg.svdvals(probs.float())
-    return -torch.log(sigma.square() + delta).sum()
+    # log-weights: an entry of weight 0 is -inf and drops out of both
+    y = y.to(z.dtype)
+    log_neg, log_pos = torch.log(1 - y) + z, torch.log(y) - z
+    negative = _log_offset_sum_exp(alpha, log_neg)
+    positive = _log_offset_sum_exp(beta, log_pos)
+    value = (negative + positive).mean()
+    grad = (torch.exp(log_neg - negative) -
+            torch.exp(log_pos - positive)) / len(z)
+    if rank_weight > 0:
+        p = torch.sigmoid(z)
+        rank, d_rank = high_rank_value_and_grad(p, rank_delta)
+        value = value + rank_weight * rank
+        grad = grad + rank_weight * d_rank * p * (1 - p)
+    return value, grad
+
+
+opml_loss = differentiable(opml_value_and_grad)
+high_rank_penalty = differentiable(high_rank_value_and_grad)
 
 
 @MODELS.register_module()
 class OPMLLoss(nn.Module):
-    """One-pair multi-label loss with OPML's extensions (SPEC 6).
+    """One-pair multi-label loss with OPML's extensions.
+
+    The loss is :func:`opml_value_and_grad` (docs/methods.md, OPML).
 
     ``a`` and ``b`` set the offsets ``alpha = a / (1 - a)`` and ``beta =
     b / (1 - b)`` of :func:`opml_loss`; ``a = b = 0.5`` is ZLPR. The same
@@ -175,18 +197,13 @@ class OPMLLoss(nn.Module):
             class_ap (torch.Tensor, optional): The bank's per-class AP (C,)
                 in [0, 1], or -1 before the first epoch end.
         """
-        check_target(cls_score, target)
         label = target.float()
         if pseudo_label is not None:
             if pseudo_label.shape != target.shape:
                 raise ValueError(
-                    f'pseudo_label must have the shape of the logits '
-                    f'{tuple(cls_score.shape)}, got {tuple(pseudo_label.shape)}')
-            if not ((pseudo_label == UNLABELLED) |
-                    (pseudo_label == PSEUDO_POSITIVE)).all():
-                raise ValueError(
-                    'OPMLLoss reads positive pseudo-labels (1) only; the label '
-                    'bank holds negative ones, which OPML does not make.')
+                    'pseudo_label must have the shape of the logits '
+                    f'{tuple(cls_score.shape)}, got '
+                    f'{tuple(pseudo_label.shape)}')
             label = label.maximum((pseudo_label == PSEUDO_POSITIVE).float())
         if self.soft_labels:
             if class_ap is None:
@@ -200,12 +217,8 @@ class OPMLLoss(nn.Module):
                                  ap.clamp(max=1).pow(self.gamma))
             soft = torch.sigmoid(cls_score.detach().float()) * weight
             label = torch.where(label > 0, label, soft)
-        loss = opml_loss(cls_score, label, self.alpha, self.beta)
-        if self.rank_weight > 0:
-            probs = torch.sigmoid(cls_score.float())
-            loss = loss + self.rank_weight * high_rank_penalty(
-                probs, self.rank_delta)
-        return loss
+        return opml_loss(cls_score, label, self.alpha, self.beta,
+                         self.rank_weight, self.rank_delta)
 
     def extra_repr(self) -> str:
         return (f'a={self.a}, b={self.b}, rank_weight={self.rank_weight}, '

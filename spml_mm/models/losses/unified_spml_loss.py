@@ -1,4 +1,4 @@
-"""The unified SPML loss framework of the GR paper (SPEC 3, paper Table 1).
+"""The unified SPML loss framework of the GR paper (Sec. 3.3, Table 1).
 
 Every entry of the (B, C) logit matrix costs
 
@@ -24,7 +24,6 @@ import torch.nn.functional as F
 from mmengine.logging import print_log
 from mmpretrain.registry import MODELS
 
-from .utils import check_target
 
 # --- k(p): soft pseudo-label of an unobserved entry ------------------------
 
@@ -125,7 +124,7 @@ LOSS_TERMS: Dict[str, Callable] = dict(
 #: The columns of the GR paper's Table 1 as component configs. ``None`` for
 #: L2 or L3 means the term is absent (the paper's "undefined").
 PRESETS: Dict[str, dict] = dict(
-    # AN: every unobserved entry is a negative (SPEC 2)
+    # AN: every unobserved entry is a negative
     an=dict(
         k=dict(type='constant', value=0.),
         v=dict(type='constant', weight=1.),
@@ -163,7 +162,7 @@ PRESETS: Dict[str, dict] = dict(
         l1=dict(type='focal_margin', margin=1., gamma=2.),
         l2=dict(type='focal_margin', margin=1., gamma=2.),
         l3=dict(type='hill', lam=1.5)),
-    # GR loss (SPEC 3), the release defaults
+    # GR loss, the release defaults
     gr=dict(
         k=dict(type='logistic', w=(0., 2.), b=(-2., -2.)),
         v=dict(type='gaussian', mu=(0.5, 0.8), sigma=(2., 0.5)),
@@ -258,7 +257,7 @@ def _at(args: dict, progress: float) -> dict:
 
 @MODELS.register_module()
 class UnifiedSPMLLoss(nn.Module):
-    """The GR paper's unified SPML loss: pluggable k, v, L1, L2, L3 (SPEC 3).
+    """The GR paper's unified SPML loss: pluggable k, v, L1, L2, L3 (Table 1).
 
     ``s * L1 + (1 - s) * v(p) * [k(p) L2 + (1 - k(p)) L3]`` averaged over
     B x C, with ``k`` and ``v`` computed from detached probabilities. A
@@ -390,7 +389,16 @@ class UnifiedSPMLLoss(nn.Module):
 
     def forward(self, cls_score: torch.Tensor,
                 target: torch.Tensor) -> torch.Tensor:
-        check_target(cls_score, target, require_positive=True)
+        self._warn_without_schedule()
+        k_args = dict(self.k_params) if self.trainable_k else self._k_now
+        return unified_spml_loss(
+            cls_score,
+            target,
+            k=partial(self.k_func, **k_args),
+            v=partial(self.v_func, **self._v_now),
+            **self.terms)
+
+    def _warn_without_schedule(self) -> None:
         if self._expect_set_epoch and self.training:
             self._expect_set_epoch = False  # warn once
             print_log(
@@ -399,10 +407,3 @@ class UnifiedSPMLLoss(nn.Module):
                 'custom_hooks, or they stay at their start values',
                 logger='current',
                 level=logging.WARNING)
-        k_args = dict(self.k_params) if self.trainable_k else self._k_now
-        return unified_spml_loss(
-            cls_score,
-            target,
-            k=partial(self.k_func, **k_args),
-            v=partial(self.v_func, **self._v_now),
-            **self.terms)

@@ -57,3 +57,46 @@ def test_default_initialisation_is_torch_linear():
     normal.init_weights()
     assert float(normal.fc.weight.std()) == pytest.approx(0.01, rel=0.02)
     assert (normal.fc.bias == 0).all()
+
+
+def test_sample_without_positive_is_refused_by_name():
+    head = MODELS.build(
+        dict(type='SPMLLinearClsHead', num_classes=4, in_channels=3))
+    data = samples([[1], []])
+    data[1].set_metainfo(dict(img_path='b.png'))
+    with pytest.raises(ValueError, match=r'sample 1 \(b.png\) has no '
+                       'positive label'):
+        head.loss((torch.randn(2, 3), ), data)
+
+
+HEADS = {
+    'AN': dict(loss=dict(type='ANLoss')),
+    'GR': dict(loss=dict(type='GRLoss')),
+    'EM + APL': dict(loss=dict(type='EMLoss'),
+                     label_bank=dict(type='LabelBank')),
+    'LASD': dict(loss=dict(type='LASDLoss', lambda_pos=0.1, tau=0.9,
+                           lambda_neg=0.1),
+                 consistency=dict(type='ViewConsistency', alpha=0.7)),
+    'OPML-SP': dict(loss=dict(type='OPMLLoss', rank_weight=0.01,
+                              soft_labels=True),
+                    label_bank=dict(type='OPMLLabelBank')),
+}
+
+
+@pytest.mark.parametrize('name', HEADS)
+def test_training_step_never_reads_device_values(name):
+    """The head's loss and backward run on the meta device, whose tensors
+    have no values: any host sync (``.item()``, ``if tensor.any()``, a
+    value-dependent shape) raises there. On a GPU such a read would stall
+    every iteration."""
+    head = MODELS.build(dict(type='SPMLLinearClsHead', num_classes=5,
+                             in_channels=8, **HEADS[name]))
+    if head.label_bank is not None:
+        head.label_bank.allocate(6)
+    head = head.to('meta')
+    views = 3 if name == 'LASD' else 1
+    feats = torch.randn(6 * views, 8, device='meta')
+    losses = head.loss((feats, ), samples([[i % 5] for i in range(6)]))
+    sum(losses.values()).backward()
+    assert head.fc.weight.grad.shape == (5, 8)
+    assert head.fc.weight.grad.device.type == 'meta'

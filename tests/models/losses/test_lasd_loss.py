@@ -19,7 +19,7 @@ def batch():
 
 def reference_lasd(logits, target, lambda_pos, lambda_neg, tau, gamma_pos,
                    gamma_neg):
-    """Entry by entry in float64 with math.log, following SPEC 5 literally."""
+    """Entry by entry in float64 with math.log, as the paper's Eq. 6."""
     total = 0.
     for z_row, s_row in zip(logits.tolist(), target.tolist()):
         for z, s in zip(z_row, s_row):
