@@ -84,7 +84,7 @@ def fake_results(gr_ratio, lasd_share):
             speed.REFERENCE_NAME: dict(
                 ratio=1., time=1e-4, memory=2**20, ops=17,
                 costliest='binary_cross_entropy_with_logits (40%)'),
-            'AN': dict(ratio=1.5, time=1.5e-4, memory=2**20, ops=28,
+            'AN': dict(ratio=1.05, time=1.5e-4, memory=2**20, ops=28,
                        costliest='mul (20%)'),
             'GR': dict(ratio=gr_ratio, time=3e-4, memory=2**21, ops=74,
                        costliest='pow (30%)'),
@@ -108,12 +108,15 @@ def fake_results(gr_ratio, lasd_share):
 def test_report_says_which_targets_are_missed():
     args = SimpleNamespace(img_size=224, batch_size=8)
     text = speed.report(*fake_results(1.9, 0.01), args, 'cmd')
-    assert '- every loss within 2x of BCE: met' in text
+    assert '- every loss within its target ratio to BCE: met' in text
     assert '- head share of an iteration under 5%: met' in text
-    assert ('| GR | 1.90 | 300 | 2.00 | 1.90 | 300 | 2.00 | 74 | pow (30%) | '
-            'yes |') in text
+    assert ('| GR | 1.90 (2) | 300 | 2.00 | 1.90 (2.5) | 300 | 2.00 | '
+            '1.90 (2.5) | 300 | 2.00 | 74 | pow (30%) | yes |') in text
+    assert '| AN | 1.05 (1.1) |' in text
+    assert f'| {speed.REFERENCE_NAME} | 1.00 | 100 |' in text
     text = speed.report(*fake_results(2.1, 0.06), args, 'cmd')
-    assert '- every loss within 2x of BCE: **missed** by GR' in text
+    assert '- every loss within its target ratio to BCE: **missed** by GR' \
+        in text
     assert '| LASD | 5.00 | 6.00% | **no** |' in text
     assert 'under 5%: **missed** by LASD' in text
     assert '| EM + APL | COCO 82,081 x 80 | 0.500 | 64.00 | 16.00 |' in text
