@@ -84,18 +84,28 @@ def summarize(results, methods):
     return rows
 
 
-def write_outputs(rows, out_dir, command, quick):
+def write_outputs(rows, out_dir, command, quick, before=None):
+    """The table, plot and page; ``before`` (rows of an earlier run) adds
+    its mean and std and the change of the mean per method."""
+    extra = ' {} (%) | change |'.format(before[0]) if before else ''
     lines = [
         '| method | test mAP (%) | spread (std) | seeds | share of AN-to-full '
-        'gap closed | training time (s) |', '| --- | --- | --- | --- | --- | '
-        '--- |'
+        f'gap closed | training time (s) |{extra}',
+        '| --- ' * (6 + 2 * bool(before)) + '|'
     ]
     for name, row in rows.items():
         gap = row.get('gap_closed')
         gap = '-' if gap is None else f'{100 * gap:.0f}%'
-        lines.append(f'| {METHODS[name][0]} | {row["mean"]:.2f} | '
-                     f'{row["std"]:.2f} | {row["n"]} | {gap} | '
-                     f'{row["seconds"]:.0f} |')
+        line = (f'| {METHODS[name][0]} | {row["mean"]:.2f} | '
+                f'{row["std"]:.2f} | {row["n"]} | {gap} | '
+                f'{row["seconds"]:.0f} |')
+        old = before[1].get(name) if before else None
+        if old:
+            line += (f' {old["mean"]:.2f} +- {old["std"]:.2f} | '
+                     f'{row["mean"] - old["mean"]:+.2f} |')
+        elif before:
+            line += ' - | - |'
+        lines.append(line)
     note = ' (quick mode: 2 epochs on 96 images; not meaningful)' if quick \
         else ''
     md = '\n'.join([
@@ -138,6 +148,9 @@ def main():
                         help='defaults to docs/results (quick: the work root)')
     parser.add_argument('--rerun', action='store_true',
                         help='ignore results already in the json file')
+    parser.add_argument('--compare', nargs=2, metavar=('JSON', 'LABEL'),
+                        help='add the means of an earlier run (its '
+                        'accuracy.json) under LABEL, with the change')
     args = parser.parse_args()
     if args.quick:
         args.seeds = args.seeds[:1]
@@ -169,8 +182,12 @@ def main():
         progress.update()
     print()
     command = 'python tools/benchmark/accuracy.py ' + ' '.join(sys.argv[1:])
+    before = None
+    if args.compare:
+        with open(args.compare[0]) as f:
+            before = (args.compare[1], summarize(json.load(f), args.methods))
     write_outputs(summarize(results, args.methods), out_dir, command,
-                  args.quick)
+                  args.quick, before)
     if not args.quick:
         render_results_page(osp.join(REPO, 'docs'))
 
