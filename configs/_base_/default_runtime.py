@@ -11,7 +11,9 @@ default_hooks = dict(
         interval=1,
         max_keep_ckpts=1,
         save_best='spml/mAP',
-        rule='greater'))
+        rule='greater'),
+    # a non-finite loss stops training; a non-finite model is never saved
+    divergence_guard=dict(type='SPMLDivergenceGuardHook'))
 
 custom_hooks = [
     # checkpoints in plain types, loadable with torch.load(weights_only=True)

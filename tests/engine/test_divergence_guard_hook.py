@@ -51,3 +51,21 @@ def test_non_finite_weights_are_never_saved():
         model[0].weight[0, 0] = float('-inf')
     with pytest.raises(DivergenceError, match='0.weight holds non-finite'):
         hook.before_save_checkpoint(runner, {})
+
+
+def test_diverging_demo_run_stops_at_the_first_nan(tiny_demo, tmp_path):
+    """Every config carries the guard: AN on the demo with a learning rate
+    of 1e30 stops at its first non-finite loss, before saving anything."""
+    import subprocess
+    from tests.conftest import PYTHON, REPO
+    proc = subprocess.run([
+        PYTHON, 'tools/train.py', 'configs/an/vgg11bn_demo.py',
+        '--work-dir', str(tmp_path), '--cfg-options',
+        'train_cfg.max_epochs=1', 'optim_wrapper.optimizer.lr=1e30',
+        f'train_dataloader.dataset.data_root={tiny_demo}',
+        f'val_dataloader.dataset.data_root={tiny_demo}'
+    ], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert 'DivergenceError: non-finite loss at iteration ' in proc.stderr
+    assert 'the last checkpoint written is none yet' in proc.stderr
+    assert not list(tmp_path.glob('*.pth'))

@@ -1,4 +1,5 @@
 from .dataset_check_hook import SPMLDatasetCheckHook
+from .divergence_guard_hook import DivergenceError, SPMLDivergenceGuardHook
 from .early_stopping_hook import SPMLEarlyStoppingHook
 from .epoch_hook import SPMLEpochHook
 from .multi_view_check_hook import MultiViewCheckHook
@@ -6,6 +7,7 @@ from .pseudo_label_hook import SPMLPseudoLabelHook
 from .safe_checkpoint_hook import SafeCheckpointHook
 
 __all__ = [
-    'MultiViewCheckHook', 'SPMLDatasetCheckHook', 'SafeCheckpointHook',
+    'DivergenceError', 'MultiViewCheckHook', 'SPMLDatasetCheckHook',
+    'SPMLDivergenceGuardHook', 'SafeCheckpointHook',
     'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPseudoLabelHook'
 ]

@@ -54,8 +54,8 @@ class SPMLDivergenceGuardHook(Hook):
         raise DivergenceError(
             f'non-finite loss at iteration {runner.iter + 1} (epoch '
             f'{runner.epoch + 1}): {values}. Training stopped; the last '
-            f'checkpoint written is {self._last_checkpoint(runner)}. Lower '
-            'the learning rate, or try --amp off, and resume from it.')
+            f'checkpoint written is {self._last_checkpoint(runner)}; resume '
+            'from it with a lower learning rate (or without --amp).')
 
     def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
         model = runner.model.module if is_model_wrapper(
