@@ -22,8 +22,7 @@ from spml_mm.models.losses.opml_loss import (high_rank_penalty,
                                              opml_loss, opml_value_and_grad)
 
 
-def log(x):
-    return torch.log(x)
+log = torch.log
 
 
 def ref_an(z, s, eps, lam):
