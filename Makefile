@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -c constraints.txt torch torchvision
 	$(PY) -c "import mmcv" 2>/dev/null || $(PY) -m pip install -q -c constraints.txt mmcv-lite
