@@ -1,4 +1,4 @@
-from typing import Tuple, Union
+from typing import Optional, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -74,8 +74,19 @@ class ANLoss(nn.Module):
         self.label_smoothing = label_smoothing
         self.unobserved_weight = unobserved_weight
 
-    def forward(self, cls_score: torch.Tensor,
-                target: torch.Tensor) -> torch.Tensor:
+    def forward(self,
+                cls_score: torch.Tensor,
+                target: torch.Tensor,
+                avg_factor: Optional[float] = None) -> torch.Tensor:
+        """Compute the loss.
+
+        Args:
+            cls_score (torch.Tensor): Logits, shape (B, C).
+            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            avg_factor (float, optional): Passed by MMPretrain's
+                multi-label heads (the batch size); not used: the loss
+                keeps its paper's normalisation in any head.
+        """
         weight = self.unobserved_weight
         if weight == 'wan':
             weight = 1. / (cls_score.size(1) - 1)

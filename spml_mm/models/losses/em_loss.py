@@ -97,7 +97,8 @@ class EMLoss(nn.Module):
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
                 pseudo_label: Optional[torch.Tensor] = None,
-                soft_label: Optional[torch.Tensor] = None) -> torch.Tensor:
+                soft_label: Optional[torch.Tensor] = None,
+                avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
@@ -107,6 +108,9 @@ class EMLoss(nn.Module):
                 (B, C): 0 unlabelled, -1 negative pseudo-label.
             soft_label (torch.Tensor, optional): The bank's soft labels
                 (B, C) in [0, 1].
+            avg_factor (float, optional): Passed by MMPretrain's
+                multi-label heads (the batch size); not used: the loss
+                keeps its paper's normalisation in any head.
         """
         negative = None
         if pseudo_label is not None:

@@ -153,8 +153,19 @@ class GRLoss(UnifiedSPMLLoss):
             num_classes=num_classes)
         self.q1, self.q2, self.q3 = q1, q2, q3
 
-    def forward(self, cls_score: torch.Tensor,
-                target: torch.Tensor) -> torch.Tensor:
+    def forward(self,
+                cls_score: torch.Tensor,
+                target: torch.Tensor,
+                avg_factor: Optional[float] = None) -> torch.Tensor:
+        """Compute the loss.
+
+        Args:
+            cls_score (torch.Tensor): Logits, shape (B, C).
+            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            avg_factor (float, optional): Passed by MMPretrain's
+                multi-label heads (the batch size); not used: the loss
+                keeps its paper's normalisation in any head.
+        """
         if self.trainable_k:
             # w and b learn through k: the framework's autograd form
             return super().forward(cls_score, target)

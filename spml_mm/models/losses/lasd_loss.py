@@ -156,8 +156,19 @@ class LASDLoss(nn.Module):
         self.gamma_neg = gamma_neg
         self.num_classes = num_classes
 
-    def forward(self, cls_score: torch.Tensor,
-                target: torch.Tensor) -> torch.Tensor:
+    def forward(self,
+                cls_score: torch.Tensor,
+                target: torch.Tensor,
+                avg_factor: Optional[float] = None) -> torch.Tensor:
+        """Compute the loss.
+
+        Args:
+            cls_score (torch.Tensor): Logits, shape (B, C).
+            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            avg_factor (float, optional): Passed by MMPretrain's
+                multi-label heads (the batch size); not used: the loss
+                keeps its paper's normalisation in any head.
+        """
         if self.num_classes is not None and \
                 cls_score.size(1) != self.num_classes:
             raise ValueError(

@@ -185,7 +185,8 @@ class OPMLLoss(nn.Module):
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
                 pseudo_label: Optional[torch.Tensor] = None,
-                class_ap: Optional[torch.Tensor] = None) -> torch.Tensor:
+                class_ap: Optional[torch.Tensor] = None,
+                avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
@@ -196,6 +197,9 @@ class OPMLLoss(nn.Module):
                 (B, C): 0 unlabelled, 1 corrected to positive.
             class_ap (torch.Tensor, optional): The bank's per-class AP (C,)
                 in [0, 1], or -1 before the first epoch end.
+            avg_factor (float, optional): Passed by MMPretrain's
+                multi-label heads (the batch size); not used: the loss
+                keeps its paper's normalisation in any head.
         """
         label = target.float()
         if pseudo_label is not None:
@@ -209,7 +213,8 @@ class OPMLLoss(nn.Module):
             if class_ap is None:
                 raise ValueError(
                     'OPMLLoss(soft_labels=True) needs the per-class AP of '
-                    'the training set: set the head\'s label_bank='
+                    'the training set, which only SPMLLinearClsHead keeps: '
+                    "use head type='SPMLLinearClsHead' with label_bank="
                     "dict(type='OPMLLabelBank') and add SPMLPseudoLabelHook "
                     "with updater=dict(type='OPMLLabelUpdater').")
             ap = class_ap.float().to(cls_score.device)

@@ -387,8 +387,19 @@ class UnifiedSPMLLoss(nn.Module):
             })
         return values
 
-    def forward(self, cls_score: torch.Tensor,
-                target: torch.Tensor) -> torch.Tensor:
+    def forward(self,
+                cls_score: torch.Tensor,
+                target: torch.Tensor,
+                avg_factor: Optional[float] = None) -> torch.Tensor:
+        """Compute the loss.
+
+        Args:
+            cls_score (torch.Tensor): Logits, shape (B, C).
+            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            avg_factor (float, optional): Passed by MMPretrain's
+                multi-label heads (the batch size); not used: the loss
+                keeps its paper's normalisation in any head.
+        """
         self._warn_without_schedule()
         k_args = dict(self.k_params) if self.trainable_k else self._k_now
         return unified_spml_loss(
