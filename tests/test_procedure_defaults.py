@@ -43,8 +43,8 @@ def procedure(path):
     optim = cfg.optim_wrapper
     keys = optim.get('paramwise_cfg', {}).get('custom_keys', {})
     mult = keys.get('head', {}).get('lr_mult', 1.)
-    stops = [h for h in cfg.custom_hooks
-             if h['type'] == 'SPMLEarlyStoppingHook']
+    hooks = [*cfg.default_hooks.values(), *cfg.custom_hooks]
+    stops = [h for h in hooks if h and h['type'] == 'SPMLEarlyStoppingHook']
     assert len(stops) <= 1, path
     if not stops:
         stopping = 'none'

@@ -15,8 +15,8 @@ model = dict(head=dict(loss=dict(type='EMLoss', alpha=0.2)))
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
 
-custom_hooks = _base_.custom_hooks + [
+default_hooks = dict(
     # the EM + APL release stops at the first epoch whose val mAP is no new
-    # best; the best validation epoch is tested
-    dict(type='SPMLEarlyStoppingHook'),
-]
+    # best; the best validation epoch is tested (switch:
+    # default_hooks.early_stopping.max_drop=inf trains every epoch)
+    early_stopping=dict(type='SPMLEarlyStoppingHook'))

@@ -1,38 +1,16 @@
 # EM loss with asymmetric pseudo-labeling (docs/methods.md), ResNet-50 on
-# CUB-200-2011 (21.84 test mAP in the EM paper's Table 1). After epoch T_w and
-# each later one the training set is scored and the lowest-scoring unobserved
-# labels of each class become soft negative pseudo-labels in the head's label
-# bank. The EM + APL release's procedure (main.py): Adam with one learning rate
-# (1e-5; CUB 1e-4), batch 8 (VOC, CUB) or 16 (COCO, NUS-WIDE), 10 epochs,
-# stopped at the first epoch whose val mAP is no new best.
+# CUB-200-2011 (21.84 test mAP in the EM paper's Table 1). The method, its
+# schedule and switches: configs/_base_/methods/em_apl_resnet50.py.
 _base_ = [
-    '../_base_/models/resnet50.py', '../_base_/datasets/cub.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+    '../_base_/methods/em_apl_resnet50.py', '../_base_/datasets/cub.py'
 ]
 
 # Table 6: alpha = 0.01, beta = 0.4, theta = 90%, T_w = 3
 model = dict(
     head=dict(
-        num_classes=312,
-        loss=dict(type='EMLoss', alpha=0.01, beta=0.4),
-        label_bank=dict(type='LabelBank')))
+        num_classes=312, loss=dict(type='EMLoss', alpha=0.01, beta=0.4)))
 
-train_dataloader = dict(batch_size=8)
 # the EM + APL release trains CUB at 1e-4
 optim_wrapper = dict(optimizer=dict(lr=1e-4))
-train_cfg = dict(max_epochs=10)
 
-custom_hooks = [
-    dict(type='SafeCheckpointHook'),
-    dict(type='SPMLDatasetCheckHook'),
-    dict(
-        type='SPMLPseudoLabelHook',
-        warmup_epochs=3,
-        updater=dict(type='AsymmetricPseudoLabeling',
-                     negative_proportion=0.9),
-        # scored in eval mode on the training pipeline, as the release
-        pipeline='train'),
-    # the EM + APL release stops at the first epoch whose val mAP is no new
-    # best; the best validation epoch is tested
-    dict(type='SPMLEarlyStoppingHook'),
-]
+default_hooks = dict(pseudo_label=dict(warmup_epochs=3))

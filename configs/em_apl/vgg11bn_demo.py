@@ -20,10 +20,11 @@ model = dict(
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
 
-custom_hooks = [
-    dict(type='SafeCheckpointHook'),
-    dict(type='SPMLDatasetCheckHook'),
-    dict(
+# switches by name: default_hooks.pseudo_label.warmup_epochs (T_w),
+# default_hooks.pseudo_label.updater.negative_proportion (theta),
+# default_hooks.early_stopping.max_drop=inf (train every epoch)
+default_hooks = dict(
+    pseudo_label=dict(
         type='SPMLPseudoLabelHook',
         warmup_epochs=3,
         updater=dict(type='AsymmetricPseudoLabeling',
@@ -32,5 +33,4 @@ custom_hooks = [
         pipeline='train'),
     # the EM + APL release stops at the first epoch whose val mAP is no new
     # best; the best validation epoch is tested
-    dict(type='SPMLEarlyStoppingHook'),
-]
+    early_stopping=dict(type='SPMLEarlyStoppingHook'))

@@ -25,10 +25,10 @@ model = dict(
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
 
-custom_hooks = _base_.custom_hooks + [
+default_hooks = dict(
     # moves beta and alpha before every epoch and logs them
-    dict(type='SPMLEpochHook'),
+    epoch_schedule=dict(type='SPMLEpochHook'),
     # the GR release stops once val mAP falls more than 2 points below its
-    # best; the best validation epoch is tested
-    dict(type='SPMLEarlyStoppingHook', max_drop=2.),
-]
+    # best; the best validation epoch is tested (switch:
+    # default_hooks.early_stopping.max_drop=inf trains every epoch)
+    early_stopping=dict(type='SPMLEarlyStoppingHook', max_drop=2.))

@@ -55,9 +55,7 @@ model = dict(
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
 
-custom_hooks = [
-    dict(type='SafeCheckpointHook'),
-    dict(type='SPMLDatasetCheckHook'),
+custom_hooks = _base_.custom_hooks + [
     # at least 2 views for the consistency term, and the right preprocessor
     dict(type='MultiViewCheckHook'),
 ]

@@ -6,7 +6,8 @@
 #   loss only          configs/opml/vgg11bn_demo.py
 #   + high-rank        configs/opml/vgg11bn_demo.py with
 #                      model.head.loss.rank_weight=0.01
-#   + smoothing        this config with custom_hooks.2.updater.zeta=0.
+#   + smoothing        this config with
+#                      default_hooks.pseudo_label.updater.zeta=0.
 #                      (soft labels, no correction)
 #   + correction       this config as is
 # After every epoch the hook scores the training set (eval mode, test
@@ -28,13 +29,10 @@ model = dict(
             gamma=1.),
         label_bank=dict(type='OPMLLabelBank')))
 
-custom_hooks = [
-    dict(type='SafeCheckpointHook'),
-    dict(type='SPMLDatasetCheckHook'),
-    dict(
+default_hooks = dict(
+    pseudo_label=dict(
         type='SPMLPseudoLabelHook',
         # AP after every epoch, for the soft labels
         warmup_epochs=1,
         updater=dict(
-            type='OPMLLabelUpdater', zeta=0.5, correction_start_epoch=2)),
-]
+            type='OPMLLabelUpdater', zeta=0.5, correction_start_epoch=2)))

@@ -22,8 +22,8 @@ def options(data_root, epochs, *extra):
         'train_dataloader.dataset.indices=96',
         'default_hooks.checkpoint.max_keep_ckpts=-1',
         # correct from the first epoch on, with a large share
-        'custom_hooks.2.updater.correction_start_epoch=1',
-        'custom_hooks.2.updater.zeta=1.0', 'randomness.seed=0',
+        'default_hooks.pseudo_label.updater.correction_start_epoch=1',
+        'default_hooks.pseudo_label.updater.zeta=1.0', 'randomness.seed=0',
         'randomness.deterministic=True', *extra
     ]
 

@@ -101,7 +101,7 @@ def tiny_options(data_root, epochs, indices=32, extra=()):
         f'train_dataloader.dataset.data_root={data_root}',
         f'train_dataloader.dataset.indices={indices}',
         f'test_dataloader.dataset.data_root={data_root}',
-        'custom_hooks.2.warmup_epochs=1',
+        'default_hooks.pseudo_label.warmup_epochs=1',
         'default_hooks.checkpoint.max_keep_ckpts=5', 'randomness.seed=0',
         'randomness.deterministic=True', *extra
     ]
@@ -184,10 +184,10 @@ def test_two_ranks_hold_identical_banks(tiny_demo, tmp_path):
     config.write_text(
         f'_base_ = {osp.join(REPO, CONFIG)!r}\n'
         "custom_imports = dict(imports=['spml_mm', 'dumping_updater'])\n"
-        "custom_hooks = [dict(type='SafeCheckpointHook'),\n"
-        "                dict(type='SPMLDatasetCheckHook'),\n"
-        "                dict(type='SPMLPseudoLabelHook', warmup_epochs=1,\n"
-        "                     updater=dict(type='DumpingAPL'))]\n")
+        "default_hooks = dict(\n"
+        "    pseudo_label=dict(warmup_epochs=1, pipeline='test',\n"
+        "                      updater=dict(type='DumpingAPL')),\n"
+        "    early_stopping=dict(max_drop=float('inf')))\n")
     dumps = tmp_path / 'dumps'
     dumps.mkdir()
     env = dict(os.environ, PORT=str(free_port()), PYTHON=PYTHON,

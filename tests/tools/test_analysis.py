@@ -25,7 +25,7 @@ def options(data_root):
     # 2 epochs with the bank updated after the first (T = 2, T_w = 1)
     return [
         '--cfg-options', 'train_cfg.max_epochs=2',
-        'custom_hooks.2.warmup_epochs=1',
+        'default_hooks.pseudo_label.warmup_epochs=1',
         f'train_dataloader.dataset.data_root={data_root}',
         f'val_dataloader.dataset.data_root={data_root}',
         f'test_dataloader.dataset.data_root={data_root}', 'randomness.seed=0'

@@ -43,11 +43,13 @@ def test_two_nodes_end_with_identical_label_banks(tiny_demo, tmp_path):
     config.write_text(
         f'_base_ = {osp.join(REPO, CONFIG)!r}\n'
         "custom_imports = dict(imports=['spml_mm', 'dump_hook'])\n"
+        # one update, after epoch 1; blocks of 8 of the 10 classes
+        "default_hooks = dict(\n"
+        "    pseudo_label=dict(warmup_epochs=1, max_gather_mb=1e-4,\n"
+        "                      pipeline='test'),\n"
+        "    early_stopping=dict(max_drop=float('inf')))\n"
         "custom_hooks = [dict(type='SafeCheckpointHook'),\n"
         "                dict(type='SPMLDatasetCheckHook'),\n"
-        # one update, after epoch 1; blocks of 8 of the 10 classes
-        "                dict(type='SPMLPseudoLabelHook', warmup_epochs=1,\n"
-        "                     max_gather_mb=1e-4),\n"
         "                dict(type='DumpLabelBankHook')]\n"
         "model = dict(head=dict(label_bank=dict(storage='uint8')))\n")
     dumps, work = tmp_path / 'dumps', tmp_path / 'work'

@@ -41,8 +41,8 @@ METHODS = {
 #: move it to epoch 1 so that it runs once
 QUICK_OPTIONS = ['train_cfg.max_epochs=2', 'train_dataloader.dataset.indices=96']
 QUICK_METHOD_OPTIONS = {
-    'em_apl': ['custom_hooks.2.warmup_epochs=1'],
-    'opml_sp': ['custom_hooks.2.updater.correction_start_epoch=1'],
+    'em_apl': ['default_hooks.pseudo_label.warmup_epochs=1'],
+    'opml_sp': ['default_hooks.pseudo_label.updater.correction_start_epoch=1'],
 }
 
 

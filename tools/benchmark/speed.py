@@ -109,8 +109,9 @@ def load(path: str) -> Config:
 
 
 def pseudo_label_hook(cfg: Config) -> Optional[dict]:
-    hooks = [h for h in cfg.get('custom_hooks', [])
-             if h['type'] == 'SPMLPseudoLabelHook']
+    hooks = [h for h in [*(cfg.get('default_hooks') or {}).values(),
+                         *cfg.get('custom_hooks', [])]
+             if h and h['type'] == 'SPMLPseudoLabelHook']
     return hooks[0] if hooks else None
 
 

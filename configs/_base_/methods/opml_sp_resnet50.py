@@ -8,13 +8,14 @@
 # Ablation rows of the paper's Table IV, by --cfg-options switches:
 #   loss only       model.head.loss.rank_weight=0.
 #                   model.head.loss.soft_labels=False
-#                   custom_hooks.2.updater.zeta=0.
+#                   default_hooks.pseudo_label.updater.zeta=0.
 #   + high-rank     model.head.loss.soft_labels=False
-#                   custom_hooks.2.updater.zeta=0.
-#   + smoothing     custom_hooks.2.updater.zeta=0. (soft labels, no correction)
+#                   default_hooks.pseudo_label.updater.zeta=0.
+#   + smoothing     default_hooks.pseudo_label.updater.zeta=0. (soft labels,
+#                   no correction)
 #   + correction    the config as is
-# (the first two still score the training set after each epoch, for nothing;
-# drop custom_hooks.2 and model.head.label_bank to save that pass).
+# (the first two still score the training set after each epoch, which then
+# changes nothing).
 _base_ = [
     '../models/resnet50.py', '../schedules/sgd.py', '../default_runtime.py'
 ]
@@ -34,14 +35,11 @@ model = dict(
             gamma=1.),
         label_bank=dict(type='OPMLLabelBank')))
 
-custom_hooks = [
-    dict(type='SafeCheckpointHook'),
-    dict(type='SPMLDatasetCheckHook'),
-    dict(
+default_hooks = dict(
+    pseudo_label=dict(
         type='SPMLPseudoLabelHook',
         # per-class AP after every epoch, for the soft labels
         warmup_epochs=1,
         # label correction after epochs 3..9
         updater=dict(
-            type='OPMLLabelUpdater', zeta=0.5, correction_start_epoch=3)),
-]
+            type='OPMLLabelUpdater', zeta=0.5, correction_start_epoch=3)))

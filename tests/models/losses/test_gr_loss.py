@@ -176,7 +176,7 @@ def test_paper_configs_follow_table_6(dataset, bs, lr, epochs, w, b, q3):
     assert cfg.optim_wrapper.optimizer.lr == lr
     assert cfg.optim_wrapper.paramwise_cfg.custom_keys.head.lr_mult == 10.
     assert cfg.train_cfg.max_epochs == epochs
-    assert dict(type='SPMLEpochHook') in cfg.custom_hooks
+    assert cfg.default_hooks.epoch_schedule == dict(type='SPMLEpochHook')
     loss = MODELS.build(cfg.model.head.loss)
     assert isinstance(loss, GRLoss)
     assert loss.k_args == dict(w=w, b=b)
