@@ -15,6 +15,7 @@ import sys
 
 import pytest
 import torch
+import yaml
 from mmengine.config import Config
 from mmengine.optim import build_optim_wrapper
 from mmengine.registry import init_default_scope
@@ -69,6 +70,44 @@ def zoo_weights():
         with open(path) as f:
             urls.update(re.findall(r'Weights:\s*(\S+)', f.read()))
     return urls
+
+
+def model_index():
+    """{config path: model entry} over the metafiles that model-index.yml
+    imports, and the imported metafile paths."""
+    with open(osp.join(REPO, 'model-index.yml')) as f:
+        imports = yaml.safe_load(f)['Import']
+    models = {}
+    for metafile in imports:
+        with open(osp.join(REPO, metafile)) as f:
+            meta = yaml.safe_load(f)
+        collections = {c['Name']: c for c in meta['Collections']}
+        for model in meta['Models']:
+            assert model['Config'] not in models, f'{model["Config"]} twice'
+            assert model['In Collection'] in collections, model['Name']
+            models[model['Config']] = model
+    return models, imports
+
+
+def test_model_index_lists_every_config():
+    models, imports = model_index()
+    assert sorted(models) == CONFIGS
+    assert sorted(imports) == sorted(
+        osp.relpath(p, REPO)
+        for p in glob.glob(osp.join(REPO, 'configs', '*', 'metafile.yml')))
+    names = [m['Name'] for m in models.values()]
+    assert len(set(names)) == len(names)
+
+
+def test_every_method_folder_has_a_readme_naming_its_configs():
+    for folder in {osp.dirname(p) for p in CONFIGS}:
+        with open(osp.join(REPO, folder, 'README.md')) as f:
+            readme = f.read()
+        assert '```bibtex' in readme, folder
+        for path in CONFIGS:
+            if osp.dirname(path) == folder:
+                name = osp.basename(path)
+                assert f']({name})' in readme, f'{folder}/README.md: {name}'
 
 
 def test_every_method_has_configs():
