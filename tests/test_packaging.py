@@ -54,8 +54,10 @@ print(json.dumps(dict(
     version=spml_mm.__version__,
     head=cfg.model.head.type, loss=cfg.model.head.loss.type,
     w=cfg.model.head.loss.w, max_epochs=cfg.train_cfg.max_epochs,
-    lr=cfg.optim_wrapper.optimizer.lr, data_root=cfg.train_dataloader.dataset.data_root,
-    demo_head=type(model.head).__name__, demo_loss=type(model.head.loss_module).__name__,
+    lr=cfg.optim_wrapper.optimizer.lr,
+    data_root=cfg.train_dataloader.dataset.data_root,
+    demo_head=type(model.head).__name__,
+    demo_loss=type(model.head.loss_module).__name__,
     logits=list(logits.shape))))
 """
 
@@ -163,8 +165,8 @@ def test_version_check_names_the_range():
 def test_wheel_carries_the_mim_layout(installed):
     mim = osp.join(installed, 'spml_mm', '.mim')
     for name in ('model-index.yml', 'configs/grloss/resnet50_voc.py',
-                 'configs/_base_/default_runtime.py', 'configs/an/metafile.yml',
-                 'tools/train.py', 'tools/test.py'):
+                 'configs/_base_/default_runtime.py',
+                 'configs/an/metafile.yml', 'tools/train.py', 'tools/test.py'):
         path = osp.join(mim, name)
         assert osp.isfile(path) and not osp.islink(path), name
     with open(osp.join(mim, 'configs', 'grloss', 'resnet50_voc.py')) as f, \

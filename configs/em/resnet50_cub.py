@@ -1,5 +1,5 @@
-# EM loss (docs/methods.md), ResNet-50 on CUB-200-2011 (20.85 test mAP in the EM
-# paper's Table 1). The method, its schedule and switches:
+# EM loss (docs/methods.md), ResNet-50 on CUB-200-2011 (20.85 test mAP in the
+# EM paper's Table 1). The method, its schedule and switches:
 # configs/_base_/methods/em_resnet50.py.
 _base_ = [
     '../_base_/methods/em_resnet50.py', '../_base_/datasets/cub.py'
