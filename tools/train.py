@@ -22,6 +22,12 @@ def parse_args():
         help='resume from the given checkpoint, or from the latest '
         'checkpoint in the work dir when no path is given')
     parser.add_argument(
+        '--resume-weights-only',
+        metavar='PATH',
+        help='resume epoch, weights and per-sample state from a checkpoint '
+        'without (or ignoring) its optimizer and scheduler state, which '
+        'start afresh')
+    parser.add_argument(
         '--amp', action='store_true', help='mixed precision training')
     parser.add_argument(
         '--no-validate',
@@ -68,6 +74,12 @@ def merge_args(cfg, args):
         cfg.resume, cfg.load_from = True, None
     elif args.resume is not None:
         cfg.resume, cfg.load_from = True, args.resume
+    if getattr(args, 'resume_weights_only', None) is not None:
+        if args.resume is not None:
+            raise SystemExit('--resume and --resume-weights-only exclude '
+                             'each other')
+        cfg.resume, cfg.load_from = True, args.resume_weights_only
+        cfg.default_hooks.checkpoint.resume_weights_only = True
     if args.auto_scale_lr:
         cfg.auto_scale_lr.enable = True
     if args.cfg_options is not None:

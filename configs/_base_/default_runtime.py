@@ -5,14 +5,16 @@ custom_imports = dict(imports=['spml_mm'], allow_failed_imports=False)
 
 default_hooks = dict(
     logger=dict(type='LoggerHook', interval=50),
-    # keep the last checkpoint (for --resume) and the best one on val mAP
+    # keep the last checkpoint (for --resume) and the best one on val mAP;
+    # written atomically, old ones removed only after the new one is complete
     checkpoint=dict(
-        type='CheckpointHook',
+        type='SPMLCheckpointHook',
         interval=1,
         max_keep_ckpts=1,
         save_best='spml/mAP',
         rule='greater'),
-    # a non-finite loss stops training; a non-finite model is never saved
+    # a non-finite loss or gradient norm stops training; a non-finite model is
+    # never saved
     divergence_guard=dict(type='SPMLDivergenceGuardHook'))
 
 custom_hooks = [

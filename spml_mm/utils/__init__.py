@@ -1,7 +1,10 @@
-from .checkpoint import UnsafeCheckpointError, load_checkpoint_safely
+from .atomic_backend import AtomicLocalBackend, write_atomically
+from .checkpoint import (UnsafeCheckpointError, find_last_checkpoint,
+                         load_checkpoint_safely)
 from .dist import destroy_distributed, setup_cpu_distributed
 
 __all__ = [
-    'UnsafeCheckpointError', 'destroy_distributed', 'load_checkpoint_safely',
-    'setup_cpu_distributed'
+    'AtomicLocalBackend', 'UnsafeCheckpointError', 'destroy_distributed',
+    'find_last_checkpoint', 'load_checkpoint_safely', 'setup_cpu_distributed',
+    'write_atomically'
 ]

@@ -1,6 +1,7 @@
 import os.path as osp
 import pickle
 import re
+from typing import Optional
 
 import torch
 from mmengine.runner.checkpoint import CheckpointLoader
@@ -48,3 +49,37 @@ def load_checkpoint_safely(filename: str, map_location=None) -> dict:
 # MMEngine's extension point for loading local files (an empty prefix).
 CheckpointLoader.register_scheme(
     prefixes='', loader=load_checkpoint_safely, force=True)
+
+
+def find_last_checkpoint(work_dir: str) -> Optional[str]:
+    """The checkpoint named by ``<work_dir>/last_checkpoint``, as a path.
+
+    ``SPMLCheckpointHook`` writes the name relative to the work dir, so a
+    copied or moved work dir still resumes from its own checkpoint; an
+    absolute path (written by MMEngine's ``CheckpointHook``) is read as is.
+
+    Args:
+        work_dir (str): The run's work dir.
+
+    Returns:
+        str | None: The checkpoint path, or None when the work dir has no
+        ``last_checkpoint`` file.
+
+    Raises:
+        FileNotFoundError: ``last_checkpoint`` names a file that does not
+            exist.
+    """
+    record = osp.join(work_dir, 'last_checkpoint')
+    if not osp.isfile(record):
+        return None
+    with open(record) as f:
+        name = f.read().strip()
+    if '://' in name or osp.isabs(name):
+        path = name
+    else:
+        path = osp.normpath(osp.join(work_dir, name))
+    if '://' not in path and not osp.isfile(path):
+        raise FileNotFoundError(
+            f'{record} names {name!r}, but {path} does not exist; pass the '
+            'checkpoint to resume from with --resume PATH.')
+    return path

@@ -6,33 +6,67 @@ import pytest
 import torch
 import torch.nn as nn
 from mmengine.logging import MessageHub
+from mmengine.optim import AmpOptimWrapper, OptimWrapper
 
 from spml_mm.engine.hooks.divergence_guard_hook import (
     DivergenceError, SPMLDivergenceGuardHook)
 
 
-def make_runner(name, model=None):
+def make_runner(name, model=None, work_dir='no-such-dir', optim_wrapper=None):
     hub = MessageHub(name)
     return SimpleNamespace(message_hub=hub, iter=41, epoch=2,
-                           model=model or nn.Linear(3, 2))
+                           model=model or nn.Linear(3, 2), work_dir=work_dir,
+                           optim_wrapper=optim_wrapper)
 
 
-def test_finite_losses_pass_and_a_nan_term_stops_with_names():
+def test_finite_losses_pass_and_a_nan_term_stops_with_names(tmp_path):
     hook = SPMLDivergenceGuardHook()
-    runner = make_runner('guard_nan')
+    runner = make_runner('guard_nan', work_dir=str(tmp_path))
     runner.message_hub.update_scalar('train/loss', 0.7)
     runner.message_hub.update_scalar('train/loss_consistency', 0.1)
     runner.message_hub.update_scalar('train/lr', float('nan'))  # not a loss
     hook.after_train_iter(runner, 0)
 
-    runner.message_hub.update_info('last_ckpt', 'work/epoch_2.pth')
+    (tmp_path / 'epoch_2.pth').write_bytes(b'x')
+    (tmp_path / 'last_checkpoint').write_text('epoch_2.pth')
     runner.message_hub.update_scalar('train/loss_consistency',
                                      float('inf'))
     with pytest.raises(DivergenceError,
                        match=r'non-finite loss at iteration 42 \(epoch 3\): '
                        r'loss=0.7, loss_consistency=inf\. Training stopped; '
-                       r'the last checkpoint written is work/epoch_2.pth'):
+                       rf'the last checkpoint written is {tmp_path}/epoch_2.pth'):
         hook.after_train_iter(runner, 0)
+
+
+def test_a_non_finite_gradient_norm_stops_with_names():
+    """Without clip_grad the guard has the wrapper measure the gradient norm
+    (scaling by exactly 1); an infinite norm stops training."""
+    model = nn.Linear(3, 1)
+    wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1))
+    runner = make_runner('guard_grad', model, optim_wrapper=wrapper)
+    hook = SPMLDivergenceGuardHook()
+    hook.before_train(runner)
+    assert wrapper.clip_grad_kwargs == dict(max_norm=float('inf'))
+    before = model.weight.detach().clone()
+    x = torch.tensor([[1., 2., 3.]])
+    wrapper.update_params(model(x).sum())
+    # the step is SGD's unclipped one, bit for bit
+    torch.testing.assert_close(model.weight.detach(), before - 0.1 * x,
+                               rtol=0, atol=0)
+    grad_norm = wrapper.message_hub.get_scalar('train/grad_norm').current()
+    assert grad_norm == pytest.approx((1 + 4 + 9 + 1)**0.5)
+    runner.message_hub.update_scalar('train/loss', 0.5)
+    runner.message_hub.update_scalar('train/grad_norm', grad_norm)
+    hook.after_train_iter(runner, 0)
+    runner.message_hub.update_scalar('train/grad_norm', float('inf'))
+    with pytest.raises(DivergenceError,
+                       match=r'non-finite gradient norm at iteration 42 '
+                       r'\(epoch 3\): loss=0.5, grad_norm=inf\. Training '
+                       r'stopped; the last checkpoint written is none yet'):
+        hook.after_train_iter(runner, 0)
+    # under AMP an infinite gradient is the loss scaler's overflow signal
+    runner.optim_wrapper = AmpOptimWrapper.__new__(AmpOptimWrapper)
+    hook.after_train_iter(runner, 0)
 
 
 def test_non_finite_weights_are_never_saved():

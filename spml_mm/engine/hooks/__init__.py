@@ -5,9 +5,10 @@ from .epoch_hook import SPMLEpochHook
 from .multi_view_check_hook import MultiViewCheckHook
 from .pseudo_label_hook import SPMLPseudoLabelHook
 from .safe_checkpoint_hook import SafeCheckpointHook
+from .spml_checkpoint_hook import SPMLCheckpointHook
 
 __all__ = [
     'DivergenceError', 'MultiViewCheckHook', 'SPMLDatasetCheckHook',
-    'SPMLDivergenceGuardHook', 'SafeCheckpointHook',
+    'SPMLCheckpointHook', 'SPMLDivergenceGuardHook', 'SafeCheckpointHook',
     'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPseudoLabelHook'
 ]

@@ -1,0 +1,239 @@
+import glob
+import os
+import os.path as osp
+from typing import Dict, Optional
+
+from mmengine.dist import is_main_process
+from mmengine.hooks import CheckpointHook
+from mmengine.optim import OptimWrapper
+from mmengine.utils import apply_to
+from mmpretrain.registry import HOOKS
+
+from spml_mm.utils import find_last_checkpoint, write_atomically
+from spml_mm.utils.atomic_backend import PARTIAL_SUFFIX
+
+
+def _to_cpu(state):
+    return apply_to(state, lambda x: hasattr(x, 'cpu'), lambda x: x.cpu())
+
+
+def _inside(path: str, folder: str) -> bool:
+    path, folder = osp.realpath(path), osp.realpath(folder)
+    return osp.commonpath([path, folder]) == folder
+
+
+@HOOKS.register_module()
+class SPMLCheckpointHook(CheckpointHook):
+    """MMEngine's ``CheckpointHook`` that never loses the last good checkpoint.
+
+    Differences from :class:`mmengine.hooks.CheckpointHook` (every argument of
+    which it takes):
+
+    - Each file is written to ``<name>.partial``, fsynced and renamed over
+      its name (``spml_atomic_local`` file backend), and only then are older
+      checkpoints (``max_keep_ckpts``) and the previous best one removed. A
+      kill or an I/O error (``ENOSPC``) at any moment leaves the previous
+      checkpoint complete and ``last_checkpoint`` naming it.
+    - ``last_checkpoint`` holds the path relative to the work dir, so a
+      copied or moved work dir resumes from its own files (absolute paths
+      written by MMEngine are read too).
+    - Only files inside this run's ``out_dir`` are ever removed: resuming
+      from another run's checkpoint (whose message hub names that run's best
+      checkpoint) leaves that run untouched.
+    - The best checkpoint carries the optimizer and parameter-scheduler
+      state, so ``--resume`` from it continues exactly. Resuming from a
+      checkpoint without that state stops with a message naming what it
+      lacks, unless ``resume_weights_only`` is set.
+
+    Args:
+        best_resume_state (bool): Store optimizer and scheduler state in the
+            best checkpoint too. Defaults to True.
+        resume_weights_only (bool): Resume (epoch, iteration, weights,
+            per-sample state, message hub) from a checkpoint without
+            optimizer or scheduler state, or ignoring it: the optimizer and
+            schedulers start afresh. ``tools/train.py --resume-weights-only
+            PATH`` sets it. Defaults to False.
+        **kwargs: The arguments of MMEngine's ``CheckpointHook``. Without
+            ``backend_args``/``file_client_args`` and with a local
+            ``out_dir``, files are written through ``spml_atomic_local``.
+
+    Example:
+        >>> default_hooks = dict(checkpoint=dict(
+        ...     type='SPMLCheckpointHook', interval=1, max_keep_ckpts=1,
+        ...     save_best='spml/mAP', rule='greater'))
+    """
+
+    def __init__(self,
+                 *args,
+                 best_resume_state: bool = True,
+                 resume_weights_only: bool = False,
+                 **kwargs):
+        out_dir = kwargs.get('out_dir')
+        if (kwargs.get('backend_args') is None
+                and kwargs.get('file_client_args') is None
+                and (out_dir is None or '://' not in str(out_dir))):
+            kwargs['backend_args'] = dict(backend='spml_atomic_local')
+        super().__init__(*args, **kwargs)
+        self.best_resume_state = best_resume_state
+        self.resume_weights_only = resume_weights_only
+        self._saving_best = False
+
+    # ------------------------------------------------------------- resuming
+    def before_run(self, runner) -> None:
+        # MMEngine reads `last_checkpoint` relative to the current folder;
+        # resolve it against the work dir before the runner resumes.
+        if runner._resume and runner._load_from is None:
+            path = find_last_checkpoint(runner.work_dir)
+            if path is not None:
+                runner._load_from = path
+
+    def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
+        if not runner._resume:
+            return
+        needed = ['optimizer']
+        if runner.param_schedulers:
+            needed.append('param_schedulers')
+        if self.resume_weights_only:
+            for key in needed:
+                checkpoint.pop(key, None)
+            runner.logger.warning(
+                f'Resuming weights only from {runner._load_from}: the '
+                'optimizer and parameter schedulers start afresh.')
+            return
+        missing = [k for k in needed if k not in checkpoint]
+        if missing:
+            raise ValueError(
+                f'cannot resume from {runner._load_from}: it has no '
+                f'{" and no ".join(missing)} state (it is a weights-only '
+                'checkpoint, e.g. a best checkpoint written by MMEngine\'s '
+                'CheckpointHook), so resuming would silently restart the '
+                'optimizer. Resume from the last checkpoint (--resume with '
+                'no path) or, to continue from these weights with a fresh '
+                f'optimizer, pass --resume-weights-only {runner._load_from} '
+                '(default_hooks.checkpoint.resume_weights_only=True).')
+
+    def before_train(self, runner) -> None:
+        super().before_train(runner)
+        if not self._is_local():
+            return
+        # the message hub of a resumed checkpoint names its own run's best
+        # checkpoint: keep tracking it only if it is in this run's folder
+        for key, path in self._best_paths().items():
+            if path is None or _inside(path, self.out_dir):
+                continue
+            here = osp.join(self.out_dir, osp.basename(path))
+            kept = here if osp.isfile(here) else None
+            self._set_best_path(key, kept)
+            runner.message_hub.update_info(self._best_info_key(key), kept)
+            runner.logger.info(
+                f'The best checkpoint {path} of the resumed run is outside '
+                f'{self.out_dir}; it is left in place'
+                f'{", tracking " + here if kept else ""}.')
+        if is_main_process():
+            for partial in glob.glob(
+                    osp.join(glob.escape(self.out_dir), '*' + PARTIAL_SUFFIX)):
+                os.remove(partial)
+
+    # -------------------------------------------------------------- saving
+    def _save_checkpoint_with_step(self, runner, step, meta) -> None:
+        obsolete = None
+        if self.max_keep_ckpts > 0 and not (self.keep_ckpt_ids and
+                                            self.keep_ckpt_ids[-1] == step):
+            if len(self.keep_ckpt_ids) == self.max_keep_ckpts:
+                obsolete = self.keep_ckpt_ids.popleft()
+            self.keep_ckpt_ids.append(step)
+            runner.message_hub.update_info('keep_ckpt_ids',
+                                           list(self.keep_ckpt_ids))
+        filename = self.filename_tmpl.format(step)
+        self.last_ckpt = self.file_backend.join_path(self.out_dir, filename)
+        runner.message_hub.update_info('last_ckpt', self.last_ckpt)
+        runner.save_checkpoint(
+            self.out_dir,
+            filename,
+            self.file_client_args,
+            save_optimizer=self.save_optimizer,
+            save_param_scheduler=self.save_param_scheduler,
+            meta=meta,
+            by_epoch=self.by_epoch,
+            backend_args=self.backend_args,
+            **self.args)
+        if not is_main_process():
+            return
+        # the new file is complete: point at it, then drop the old one
+        name = self.last_ckpt
+        if self._is_local():
+            name = osp.relpath(name, runner.work_dir)
+        write_atomically(name, osp.join(runner.work_dir, 'last_checkpoint'))
+        if obsolete is not None and obsolete != step:
+            self._remove(
+                self.file_backend.join_path(
+                    self.out_dir, self.filename_tmpl.format(obsolete)))
+
+    def _save_best_checkpoint(self, runner, metrics) -> None:
+        previous = self._best_paths()
+        # MMEngine removes the previous best before writing the new one; hide
+        # it so that a failed write still leaves a best checkpoint
+        for key in previous:
+            self._set_best_path(key, None)
+        self._saving_best = True
+        try:
+            super()._save_best_checkpoint(runner, metrics)
+        finally:
+            self._saving_best = False
+            for key, path in previous.items():
+                if self._best_paths()[key] is None:
+                    self._set_best_path(key, path)
+        if not is_main_process():
+            return
+        for key, path in previous.items():
+            if path is not None and path != self._best_paths()[key]:
+                self._remove(path)
+                runner.logger.info(
+                    f'The previous best checkpoint {path} is removed')
+
+    def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
+        if not (self._saving_best and self.best_resume_state):
+            return
+        if isinstance(runner.optim_wrapper, OptimWrapper):
+            checkpoint['optimizer'] = _to_cpu(runner.optim_wrapper.state_dict())
+        schedulers = runner.param_schedulers
+        if isinstance(schedulers, dict):
+            checkpoint['param_schedulers'] = {
+                name: [s.state_dict() for s in group]
+                for name, group in schedulers.items()
+            }
+        elif schedulers:
+            checkpoint['param_schedulers'] = [
+                s.state_dict() for s in schedulers
+            ]
+
+    # ------------------------------------------------------------- helpers
+    def _is_local(self) -> bool:
+        return '://' not in str(self.out_dir)
+
+    def _best_paths(self) -> Dict[Optional[str], Optional[str]]:
+        if self.save_best is None:
+            return {}
+        if len(self.key_indicators) == 1:
+            return {None: self.best_ckpt_path}
+        return dict(self.best_ckpt_path_dict)
+
+    def _set_best_path(self, key: Optional[str], path: Optional[str]) -> None:
+        if key is None:
+            self.best_ckpt_path = path
+        else:
+            self.best_ckpt_path_dict[key] = path
+
+    @staticmethod
+    def _best_info_key(key: Optional[str]) -> str:
+        return 'best_ckpt' if key is None else f'best_ckpt_{key}'
+
+    def _remove(self, path: str) -> None:
+        """Remove a checkpoint of this run; never anything outside out_dir."""
+        if self._is_local() and not _inside(path, self.out_dir):
+            return
+        if self.file_backend.isfile(path):
+            self.file_backend.remove(path)
+        elif self.file_backend.isdir(path):
+            # checkpoints saved by DeepSpeed are folders
+            self.file_backend.rmtree(path)

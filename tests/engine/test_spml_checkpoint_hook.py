@@ -1,0 +1,210 @@
+"""SPMLCheckpointHook: the last good checkpoint survives failed writes and
+kills, best checkpoints resume exactly, other work dirs are never touched."""
+import builtins
+import errno
+import os
+import os.path as osp
+import shutil
+import signal
+import subprocess
+import time
+from unittest import mock
+
+import pytest
+import torch
+
+from spml_mm.utils import (find_last_checkpoint, load_checkpoint_safely,
+                           write_atomically)
+from tests.conftest import PYTHON, REPO
+from tests.engine.toy_runner import make_runner
+
+CHECKPOINT_NAMES = ('.pth', '.partial', 'last_checkpoint')
+
+
+class FailingOpen:
+    """``open`` whose ``n``-th checkpoint write fails halfway with ENOSPC."""
+
+    def __init__(self, n: int):
+        self.n, self.count, self.real = n, 0, builtins.open
+
+    def __call__(self, file, mode='r', *args, **kwargs):
+        f = self.real(file, mode, *args, **kwargs)
+        if not (isinstance(file, str) and file.endswith(CHECKPOINT_NAMES)
+                and 'w' in mode):
+            return f
+        self.count += 1
+        if self.count != self.n:
+            return f
+        write = f.write
+
+        def half_then_full(data):
+            write(data[:len(data) // 2])
+            raise OSError(errno.ENOSPC, 'No space left on device')
+
+        f.write = half_then_full
+        return f
+
+
+def assert_resumable(work):
+    """``last_checkpoint`` names a complete checkpoint with resume state,
+    the best checkpoint is complete, no partial file is left."""
+    path = find_last_checkpoint(work)
+    assert path is not None and osp.dirname(path) == work
+    ckpt = load_checkpoint_safely(path)
+    assert {'state_dict', 'optimizer', 'param_schedulers',
+            'message_hub'} <= set(ckpt)
+    best = [f for f in os.listdir(work) if f.startswith('best_')]
+    assert best, os.listdir(work)
+    for name in best:
+        assert 'optimizer' in load_checkpoint_safely(osp.join(work, name))
+    assert not [f for f in os.listdir(work) if f.endswith('.partial')]
+    return ckpt
+
+
+# Epoch 2 writes: epoch_2.pth, last_checkpoint, best_toy_score_epoch_2.pth,
+# epoch_2.pth again (with the new best in its message hub), last_checkpoint;
+# epoch 1 wrote the same five files before.
+@pytest.mark.parametrize('failing_write', [6, 7, 8, 9, 10])
+def test_a_failed_write_leaves_the_last_good_checkpoint(tmp_path, failing_write):
+    work = str(tmp_path)
+    runner = make_runner(work, max_epochs=2, name=f'fail{failing_write}')
+    with mock.patch('builtins.open', FailingOpen(failing_write)):
+        with pytest.raises(OSError, match='No space left'):
+            runner.train()
+    ckpt = assert_resumable(work)
+    # the checkpoint it names is the newest one completely written
+    assert ckpt['meta']['epoch'] == (1 if failing_write <= 7 else 2)
+    resumed = make_runner(work, max_epochs=3, resume=True,
+                          name=f'resume{failing_write}')
+    resumed.train()
+    assert resumed.epoch == 3
+    assert_resumable(work)
+
+
+def test_a_failed_rename_leaves_the_last_good_checkpoint(tmp_path):
+    work = str(tmp_path)
+    make_runner(work, max_epochs=1, name='rename1').train()
+    before = torch.load(osp.join(work, 'epoch_1.pth'), weights_only=True)
+    runner = make_runner(work, max_epochs=2, resume=True, name='rename2')
+    with mock.patch('os.replace',
+                    side_effect=OSError(errno.EIO, 'Input/output error')):
+        with pytest.raises(OSError, match='Input/output error'):
+            runner.train()
+    assert assert_resumable(work)['meta']['epoch'] == 1
+    after = torch.load(osp.join(work, 'epoch_1.pth'), weights_only=True)
+    torch.testing.assert_close(after['state_dict'], before['state_dict'])
+
+
+def test_write_atomically_keeps_the_old_file_on_error(tmp_path):
+    path = str(tmp_path / 'f.bin')
+    write_atomically(b'old', path)
+    with mock.patch('os.fsync', side_effect=OSError(errno.ENOSPC, 'full')):
+        with pytest.raises(OSError, match='full'):
+            write_atomically(b'new' * 1000, path)
+    assert open(path, 'rb').read() == b'old'
+    assert os.listdir(tmp_path) == ['f.bin']
+
+
+@pytest.mark.parametrize('delay', [0.3, 1.1, 2.3])
+def test_sigkill_during_saving_leaves_a_resumable_checkpoint(tmp_path, delay):
+    """A run saving a 48 MB checkpoint every iteration, killed at three
+    moments: ``last_checkpoint`` always names a complete checkpoint."""
+    work = str(tmp_path)
+    proc = subprocess.Popen(
+        [PYTHON, 'tests/engine/toy_runner.py', work],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=REPO))
+    try:
+        deadline = time.time() + 120
+        while not osp.isfile(osp.join(work, 'last_checkpoint')):
+            assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
+            assert time.time() < deadline
+            time.sleep(0.05)
+        time.sleep(delay)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    path = find_last_checkpoint(work)
+    ckpt = load_checkpoint_safely(path)
+    assert ckpt['optimizer']['state'], 'no optimizer state'
+    assert ckpt['state_dict']['bulk'].numel() == 4_000_000
+    assert ckpt['meta']['iter'] >= 1
+
+
+def test_last_checkpoint_is_relative_and_a_moved_work_dir_resumes(tmp_path):
+    work = str(tmp_path / 'a')
+    make_runner(work, max_epochs=1, name='move1').train()
+    assert open(osp.join(work, 'last_checkpoint')).read() == 'epoch_1.pth'
+    moved = str(tmp_path / 'b')
+    shutil.move(work, moved)
+    runner = make_runner(moved, max_epochs=2, resume=True, name='move2')
+    runner.train()
+    assert runner.epoch == 2
+    assert sorted(f for f in os.listdir(moved) if f.endswith('.pth')) == [
+        'best_toy_score_epoch_2.pth', 'epoch_2.pth'
+    ]
+    # an absolute path (MMEngine's CheckpointHook) is read as well
+    with open(osp.join(moved, 'last_checkpoint'), 'w') as f:
+        f.write(osp.join(moved, 'epoch_2.pth'))
+    assert find_last_checkpoint(moved) == osp.join(moved, 'epoch_2.pth')
+    os.remove(osp.join(moved, 'epoch_2.pth'))
+    with pytest.raises(FileNotFoundError, match='pass the checkpoint to '
+                       'resume from with --resume PATH'):
+        find_last_checkpoint(moved)
+
+
+def test_resuming_from_another_run_leaves_that_run_untouched(tmp_path):
+    first, second = str(tmp_path / 'first'), str(tmp_path / 'second')
+    make_runner(first, max_epochs=1, name='other1').train()
+    files = sorted(os.listdir(first))
+    runner = make_runner(second, max_epochs=3, resume=True,
+                         load_from=osp.join(first, 'epoch_1.pth'),
+                         name='other2')
+    runner.train()
+    assert sorted(os.listdir(first)) == files
+    assert 'best_toy_score_epoch_1.pth' in files
+    assert sorted(f for f in os.listdir(second) if f.endswith('.pth')) == [
+        'best_toy_score_epoch_3.pth', 'epoch_3.pth'
+    ]
+
+
+def test_best_checkpoint_resumes_exactly(tmp_path):
+    full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
+    make_runner(full, max_epochs=3, name='best_full').train()
+    make_runner(part, max_epochs=2, name='best_part').train()
+    best = osp.join(part, 'best_toy_score_epoch_2.pth')
+    for name in os.listdir(part):
+        if name.startswith('epoch_'):
+            os.remove(osp.join(part, name))
+    make_runner(part, max_epochs=3, resume=True, load_from=best,
+                name='best_resume').train()
+    a = torch.load(osp.join(full, 'epoch_3.pth'), weights_only=True)
+    b = torch.load(osp.join(part, 'epoch_3.pth'), weights_only=True)
+    torch.testing.assert_close(b['state_dict'], a['state_dict'],
+                               rtol=0, atol=0)
+    assert b['optimizer']['state'][0]['step'] == a['optimizer']['state'][0][
+        'step']
+
+
+def test_resume_without_optimizer_state_stops_unless_weights_only(tmp_path):
+    work = str(tmp_path)
+    make_runner(work, max_epochs=1, name='nostate1').train()
+    ckpt = torch.load(osp.join(work, 'epoch_1.pth'), weights_only=True)
+    del ckpt['optimizer'], ckpt['param_schedulers']
+    bare = str(tmp_path / 'bare.pth')
+    torch.save(ckpt, bare)
+    runner = make_runner(str(tmp_path / 'x'), max_epochs=2, resume=True,
+                         load_from=bare, name='nostate2')
+    with pytest.raises(ValueError,
+                       match=r'cannot resume from .*bare.pth: it has no '
+                       r'optimizer and no param_schedulers state .* pass '
+                       r'--resume-weights-only .*bare.pth'):
+        runner.train()
+    hook = dict(type='SPMLCheckpointHook', interval=1,
+                resume_weights_only=True)
+    runner = make_runner(str(tmp_path / 'y'), max_epochs=2, resume=True,
+                         load_from=bare, checkpoint=hook, name='nostate3')
+    runner.train()
+    assert runner.epoch == 2
