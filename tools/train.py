@@ -7,7 +7,8 @@ from mmengine.config import Config, DictAction
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from spml_mm.utils import destroy_distributed, setup_cpu_distributed
+from spml_mm.utils import (destroy_distributed, explain_distributed_timeout,
+                           setup_cpu_distributed)
 
 
 def parse_args():
@@ -105,7 +106,8 @@ def main():
     setup_cpu_distributed(cfg, args.launcher)
     runner = (Runner.from_cfg(cfg)
               if 'runner_type' not in cfg else RUNNERS.build(cfg))
-    runner.train()
+    with explain_distributed_timeout(cfg):
+        runner.train()
     destroy_distributed()
 
 
