@@ -26,6 +26,9 @@ class SPMLDivergenceGuardHook(Hook):
     (the one ``last_checkpoint`` names), so nothing is trained or saved from
     a diverged state.
 
+    Before training the optimizer's learning rates are checked (finite,
+    >= 0), since PyTorch's optimizers accept an infinite one.
+
     The gradient norm is the one MMEngine's optimizer wrapper logs when
     ``optim_wrapper.clip_grad`` is set. Without it the guard has the wrapper
     measure the norm with ``clip_grad=dict(max_norm=inf)``, which scales the
@@ -58,6 +61,15 @@ class SPMLDivergenceGuardHook(Hook):
 
     def before_train(self, runner) -> None:
         wrapper = runner.optim_wrapper
+        for k, group in enumerate(
+                getattr(getattr(wrapper, 'optimizer', None), 'param_groups',
+                        [])):
+            lr = group.get('lr')
+            if isinstance(lr, (int, float)) and not 0 <= lr < math.inf:
+                raise ValueError(
+                    f'optimizer learning rate lr={lr} (param group {k}) must '
+                    'be a finite number >= 0; check optim_wrapper.optimizer.lr'
+                    ' and the param_scheduler.')
         if (not self.check_grad_norm or isinstance(wrapper, AmpOptimWrapper)
                 or not isinstance(wrapper, OptimWrapper)
                 or wrapper.clip_grad_kwargs):

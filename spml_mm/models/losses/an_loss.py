@@ -68,7 +68,7 @@ class ANLoss(nn.Module):
                              f'{label_smoothing}')
         if unobserved_weight != 'wan' and not (
                 isinstance(unobserved_weight, (int, float))
-                and unobserved_weight >= 0):
+                and 0 <= unobserved_weight < float('inf')):
             raise ValueError("unobserved_weight must be a float >= 0 or 'wan'"
                              f', got {unobserved_weight!r}')
         self.label_smoothing = label_smoothing

@@ -68,7 +68,7 @@ class ViewConsistency(nn.Module):
 
     def __init__(self, alpha: float = 1.):
         super().__init__()
-        if alpha < 0:
+        if not 0 <= alpha < float('inf'):
             raise ValueError(f'alpha must be >= 0, got {alpha}')
         self.alpha = alpha
 

@@ -87,7 +87,8 @@ class EMLoss(nn.Module):
     def __init__(self, alpha: float = 0.1, beta: float = 0.2):
         super().__init__()
         for name, value in (('alpha', alpha), ('beta', beta)):
-            if not isinstance(value, (int, float)) or value < 0:
+            if not isinstance(value, (int, float)) or not (
+                    0 <= value < float('inf')):
                 raise ValueError(f'{name} must be a float >= 0, got '
                                  f'{value!r}')
         self.alpha = alpha

@@ -130,7 +130,7 @@ class GRLoss(UnifiedSPMLLoss):
                  num_classes: Optional[int] = None):
         for name, q in (('q1', q1), ('q2', q2), ('q3', q3)):
             if not (q is None and name == 'q1' or
-                    isinstance(q, (int, float)) and q > 0):
+                    isinstance(q, (int, float)) and 0 < q < float('inf')):
                 raise ValueError(f'{name} must be a number > 0'
                                  f'{" or None" if name == "q1" else ""}, '
                                  f'got {q!r}')
@@ -139,6 +139,8 @@ class GRLoss(UnifiedSPMLLoss):
                     isinstance(value, (tuple, list)) and len(value) == 2):
                 raise ValueError(f'{name} must be a number or a (start, end) '
                                  f'pair, got {value!r}')
+            if not all(abs(v) < float('inf') for v in _pair(value)):
+                raise ValueError(f'{name} must be finite, got {value!r}')
         if min(_pair(sigma)) <= 0:
             raise ValueError('sigma must be > 0 at both ends of its schedule'
                              f', got {sigma!r}')

@@ -127,7 +127,7 @@ class LASDLoss(nn.Module):
         for name, value in (('lambda_pos', lambda_pos),
                             ('gamma_pos', gamma_pos), ('gamma_neg',
                                                        gamma_neg)):
-            if value < 0:
+            if not 0 <= value < float('inf'):
                 raise ValueError(f'{name} must be >= 0, got {value}')
         if not 0 <= tau <= 1:
             raise ValueError(f'tau must be in [0, 1], got {tau}')
@@ -147,7 +147,7 @@ class LASDLoss(nn.Module):
                     f', got {avg_positives}')
             lambda_neg = theorem_5_4_lambda_neg(lambda_pos, avg_positives,
                                                 num_classes)
-        elif lambda_neg < 0:
+        elif not 0 <= lambda_neg < float('inf'):
             raise ValueError(f'lambda_neg must be >= 0, got {lambda_neg}')
         self.lambda_pos = lambda_pos
         self.lambda_neg = lambda_neg

@@ -164,13 +164,15 @@ class OPMLLoss(nn.Module):
             if not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise ValueError(f'{name} must be in (0, 1) (exclusive), got '
                                  f'{value!r}')
-        if not isinstance(rank_weight, (int, float)) or rank_weight < 0:
+        if not isinstance(rank_weight, (int, float)) or not (
+                0 <= rank_weight < float('inf')):
             raise ValueError('rank_weight (lambda) must be >= 0, got '
                              f'{rank_weight!r}')
-        if not isinstance(rank_delta, (int, float)) or rank_delta <= 0:
+        if not isinstance(rank_delta, (int, float)) or not (
+                0 < rank_delta < float('inf')):
             raise ValueError('rank_delta (delta) must be > 0, got '
                              f'{rank_delta!r}')
-        if not isinstance(gamma, (int, float)) or gamma < 0:
+        if not isinstance(gamma, (int, float)) or not 0 <= gamma < float('inf'):
             raise ValueError(f'gamma must be >= 0, got {gamma!r}')
         self.a = a
         self.b = b

@@ -1,0 +1,63 @@
+"""Non-finite or out-of-range hyperparameters fail at construction, naming
+the parameter."""
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+from mmengine.logging import MessageHub
+from mmengine.optim import OptimWrapper
+from types import SimpleNamespace
+
+from spml_mm.engine.hooks import SPMLDivergenceGuardHook
+from spml_mm.models.losses.an_loss import ANLoss
+from spml_mm.models.losses.consistency import ViewConsistency
+from spml_mm.models.losses.em_loss import EMLoss
+from spml_mm.models.losses.gr_loss import GRLoss
+from spml_mm.models.losses.lasd_loss import LASDLoss
+from spml_mm.models.losses.opml_loss import OPMLLoss
+
+NAN, INF = math.nan, math.inf
+
+
+@pytest.mark.parametrize('build, message', [
+    (lambda v: ANLoss(unobserved_weight=v), 'unobserved_weight must be a '
+     'float >= 0'),
+    (lambda v: ViewConsistency(alpha=v), 'alpha must be >= 0'),
+    (lambda v: EMLoss(alpha=v), 'alpha must be a float >= 0'),
+    (lambda v: EMLoss(beta=v), 'beta must be a float >= 0'),
+    (lambda v: GRLoss(q2=v), 'q2 must be a number > 0'),
+    (lambda v: GRLoss(w=(0., v)), 'w must be finite'),
+    (lambda v: GRLoss(mu=v), 'mu must be finite'),
+    (lambda v: LASDLoss(lambda_pos=v, tau=0.5, lambda_neg=1.),
+     'lambda_pos must be >= 0'),
+    (lambda v: LASDLoss(lambda_pos=1., tau=v, lambda_neg=1.),
+     r'tau must be in \[0, 1\]'),
+    (lambda v: LASDLoss(lambda_pos=1., tau=0.5, lambda_neg=v),
+     'lambda_neg must be >= 0'),
+    (lambda v: OPMLLoss(a=v), r'a must be in \(0, 1\)'),
+    (lambda v: OPMLLoss(rank_weight=v),
+     r'rank_weight \(lambda\) must be >= 0'),
+    (lambda v: OPMLLoss(rank_delta=v),
+     r'rank_delta \(delta\) must be > 0'),
+    (lambda v: OPMLLoss(gamma=v), 'gamma must be >= 0'),
+])
+@pytest.mark.parametrize('value', [NAN, INF, -INF])
+def test_non_finite_hyperparameters_are_refused(build, message, value):
+    with pytest.raises(ValueError, match=message) as error:
+        build(value)
+    assert str(value) in str(error.value)
+
+
+@pytest.mark.parametrize('lr', [NAN, INF, -1.])
+def test_non_finite_learning_rate_is_refused_before_training(lr):
+    model = nn.Linear(2, 1)
+    # torch.optim.SGD refuses NaN and negative rates itself, not inf
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    optimizer.param_groups[0]['lr'] = lr
+    runner = SimpleNamespace(optim_wrapper=OptimWrapper(optimizer),
+                             message_hub=MessageHub('lr_check'))
+    with pytest.raises(ValueError,
+                       match=rf'optimizer learning rate lr={lr} \(param '
+                       r'group 0\) must be a finite number >= 0'):
+        SPMLDivergenceGuardHook().before_train(runner)
