@@ -7,6 +7,7 @@ import numpy as np
 from mmpretrain.registry import DATASETS
 
 from .layout import ParsedSplit, SPMLLayoutDataset, require_path
+from .validation import DatasetError
 
 MULTILABEL_LAYOUT = """\
 an annotation file as MMPretrain's MultiLabelDataset reads (json, yaml or
@@ -45,22 +46,43 @@ def load_multilabel_annotations(
             f'{ann_file} has no `metainfo.classes`; add it to the file or '
             'give `classes` to the dataset.')
     items = data['data_list']
+    if not isinstance(items, list):
+        raise ValueError(f'{ann_file}: `data_list` is a '
+                         f'{type(items).__name__}; expected a list:\n'
+                         f'{MULTILABEL_LAYOUT}')
     labels = np.zeros((len(items), len(classes)), dtype=np.float64)
+    problems = []
     for k, item in enumerate(items):
         where = f'{ann_file}: data_list[{k}]'
+        if not isinstance(item, dict):
+            problems.append(f'{where} is a {type(item).__name__} '
+                            f'({item!r:.40}); expected a dict with '
+                            '`img_path` and `gt_label`.')
+            continue
         if 'img_path' not in item or 'gt_label' not in item:
-            raise ValueError(f'{where} needs `img_path` and `gt_label`, got '
-                             f'{sorted(item)}.')
-        indices = np.asarray(item['gt_label']).reshape(-1)
+            problems.append(f'{where} needs `img_path` and `gt_label`, got '
+                            f'{sorted(item)}.')
+            continue
+        if not isinstance(item['img_path'], str):
+            problems.append(f'{where} has img_path {item["img_path"]!r}; '
+                            'expected a path string.')
+            continue
+        try:
+            indices = np.asarray(item['gt_label']).reshape(-1)
+        except ValueError:  # ragged nesting
+            indices = np.asarray([None])
         if not indices.size:
             continue
         if (indices.dtype.kind not in 'iu' or indices.min() < 0
                 or indices.max() >= len(classes)):
-            raise ValueError(
+            problems.append(
                 f'{where} ({item["img_path"]}) has gt_label '
-                f'{item["gt_label"]}; labels are class indices in '
+                f'{item["gt_label"]!r}; labels are class indices in '
                 f'[0, {len(classes)}).')
+            continue
         labels[k, indices] = 1
+    if problems:
+        raise DatasetError(f'{ann_file}', problems)
     images = np.array([item['img_path'] for item in items], dtype=str)
     keep = labels.any(1)
     return ParsedSplit(images[keep], labels[keep], tuple(classes), '',

@@ -7,6 +7,7 @@ from mmpretrain.datasets import MultiLabelDataset
 from mmpretrain.registry import DATASETS
 
 from .protocol import observe_uniform, split_train_val
+from .validation import DatasetError, label_problems
 
 #: How each protocol split maps onto an official split of the dataset.
 OFFICIAL_SPLIT = dict(train='train', val='train', test='val')
@@ -24,6 +25,12 @@ class SPMLDataset(MultiLabelDataset):
     ``data_root/data_prefix``), ``formatted_{train,val}_labels.npy`` (N x C,
     0/1) and, when present, ``formatted_{train,val}_labels_obs.npy``
     (-1/0/+1); ``classes.txt`` (one name per line) is read when present.
+
+    The label matrices are validated when the dataset is built and every
+    problem is reported with its row and image: labels other than 0/1,
+    observed labels other than -1/0/+1, training rows without exactly one
+    observed positive, observations that contradict the full labels, images
+    without a positive (:func:`~spml_mm.datasets.validation.label_problems`).
 
     The official ``train`` split is divided by :func:`split_train_val` into the
     protocol's ``train`` and ``val`` splits; the official ``val`` split is the
@@ -53,6 +60,9 @@ class SPMLDataset(MultiLabelDataset):
             ones (the full-label upper bound). Defaults to False.
         classes (str | Sequence[str], optional): Class names or a file of
             them; defaults to ``classes.txt`` or ``class_<k>``.
+        single_positive (bool): Require exactly one observed positive per
+            training image in stored observed labels (the single-positive
+            protocol); False accepts several. Defaults to True.
         **kwargs: Other arguments of :class:`mmpretrain.datasets.BaseDataset`
             (``pipeline``, ``test_mode``, ``indices``...).
 
@@ -76,6 +86,7 @@ class SPMLDataset(MultiLabelDataset):
                  observe_seed: int = 1200,
                  full_labels: bool = False,
                  classes: Union[str, Sequence[str], None] = None,
+                 single_positive: bool = True,
                  **kwargs):
         if split not in self.SPLITS:
             raise ValueError(f'split must be one of {self.SPLITS}, got '
@@ -85,6 +96,7 @@ class SPMLDataset(MultiLabelDataset):
         self.split_seed = split_seed
         self.observe_seed = observe_seed
         self.full_labels = full_labels
+        self.single_positive = single_positive
         self._classes_arg = classes
         super().__init__(
             ann_file='',
@@ -148,9 +160,6 @@ class SPMLDataset(MultiLabelDataset):
                 f'{type(self).__name__}: {len(images)} images but labels of '
                 f'shape {labels.shape} in the official {official} split of '
                 f'{self.data_root}; the matrices must be (N,) and (N, C).')
-        if not np.isin(labels, (0, 1)).all():
-            raise ValueError(f'{type(self).__name__}: labels of the official '
-                             f'{official} split must be 0/1.')
         self._metainfo['classes'] = tuple(
             self._load_class_names(labels.shape[1]))
 
@@ -174,6 +183,16 @@ class SPMLDataset(MultiLabelDataset):
 
         prefix = self.data_prefix['img_path']
         training = self.split == 'train'
+        observed_used = training and not self.full_labels
+        where = (f'{type(self).__name__} ({self.data_root}, official '
+                 f'{official} split)')
+        problems = label_problems(where, images, labels, keep,
+                                  observed if observed_used else None,
+                                  self.single_positive)
+        if problems:
+            raise DatasetError(
+                f'{type(self).__name__} {self.split} split', problems,
+                [osp.join(prefix, str(images[i])) for i in keep])
         data_list = []
         for i in keep:
             full = np.flatnonzero(labels[i])
@@ -181,12 +200,6 @@ class SPMLDataset(MultiLabelDataset):
                 gt_label = np.flatnonzero(observed[i] == 1)
             else:
                 gt_label = full
-            if len(gt_label) == 0:
-                raise ValueError(
-                    f'{type(self).__name__}: sample {i} ({images[i]}) of the '
-                    f'official {official} split has no positive label; every '
-                    'image needs one. Drop such images when preparing the '
-                    'data (tools/prepare_spml.py does).')
             info = dict(img_path=osp.join(prefix, str(images[i])),
                         gt_label=gt_label)
             if training:

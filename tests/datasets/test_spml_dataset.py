@@ -97,7 +97,7 @@ def test_row_without_positive_names_the_sample(tmp_path, matrices):
     val_labels = val_labels.copy()
     val_labels[2] = 0
     write_interchange(str(tmp_path), train_labels, val_labels)
-    with pytest.raises(ValueError, match=r'sample 2 \(val_2.png\).*no '
+    with pytest.raises(ValueError, match=r'row 2 \(val_2.png\): no '
                        'positive'):
         SPMLDataset(str(tmp_path), split='test')
 

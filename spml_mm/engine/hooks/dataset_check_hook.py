@@ -1,18 +1,42 @@
+from mmengine.dataset import BaseDataset
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
+from spml_mm.datasets.validation import DatasetError, image_problems
+
+CHECK_IMAGES = ('none', 'exists', 'decode')
+
 
 @HOOKS.register_module()
 class SPMLDatasetCheckHook(Hook):
-    """Fail before the first iteration when head and dataset disagree.
+    """Fail before the first iteration when the data cannot serve the run.
 
     Compares the head's ``num_classes`` with the classes of every dataset the
     run uses, so a mismatch names both numbers instead of surfacing later as
-    an indexing error.
+    an indexing error; then checks every image file of those datasets and
+    reports every missing, unreadable or empty one (and, with
+    ``check_images='decode'``, every one that does not decode) with its
+    sample index and path, instead of failing mid-epoch. The labels are
+    checked when the datasets are built.
+
+    Args:
+        check_images (str): ``'exists'`` (a ``stat`` per image, the
+            default), ``'decode'`` (decode every image: slow on large
+            datasets) or ``'none'``.
+
+    Example:
+        >>> custom_hooks = [dict(type='SPMLDatasetCheckHook',
+        ...                      check_images='decode')]
     """
 
     priority = 'VERY_HIGH'
+
+    def __init__(self, check_images: str = 'exists'):
+        if check_images not in CHECK_IMAGES:
+            raise ValueError(f'check_images must be one of {CHECK_IMAGES}, '
+                             f'got {check_images!r}')
+        self.check_images = check_images
 
     def _check(self, runner, loader_name: str) -> None:
         model = runner.model.module if is_model_wrapper(
@@ -21,15 +45,28 @@ class SPMLDatasetCheckHook(Hook):
         num_classes = getattr(head, 'num_classes', None)
         loader = getattr(runner, loader_name)
         dataset = getattr(loader, 'dataset', None)
+        split = loader_name.replace('_dataloader', '')
         classes = (getattr(dataset, 'metainfo', None) or {}).get('classes')
-        if num_classes is None or classes is None:
-            return
-        if len(classes) != num_classes:
+        if num_classes is not None and classes is not None and len(
+                classes) != num_classes:
             raise ValueError(
-                f'model.head.num_classes={num_classes} but the '
-                f'{loader_name.replace("_dataloader", "")} dataset '
-                f'({type(dataset).__name__}) has {len(classes)} classes; set '
-                f'model.head.num_classes={len(classes)} in the config.')
+                f'model.head.num_classes={num_classes} but the {split} '
+                f'dataset ({type(dataset).__name__}) has {len(classes)} '
+                f'classes; set model.head.num_classes={len(classes)} in the '
+                'config.')
+        if self.check_images == 'none' or not isinstance(dataset, BaseDataset):
+            return
+        paths = [
+            dataset.get_data_info(k).get('img_path')
+            for k in range(len(dataset))
+        ]
+        if None in paths:
+            return
+        where = f'{split} dataset ({type(dataset).__name__})'
+        problems = image_problems(where, paths,
+                                  self.check_images == 'decode')
+        if problems:
+            raise DatasetError(f'the {where}', problems)
 
     def before_train(self, runner) -> None:
         self._check(runner, 'train_dataloader')

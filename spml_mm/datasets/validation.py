@@ -1,0 +1,150 @@
+"""Checks of a dataset's labels and image files that report every problem.
+
+The datasets run :func:`label_problems` when they are built;
+``SPMLDatasetCheckHook`` runs :func:`image_problems` before training or
+testing; ``tools/check_dataset.py CONFIG`` runs both on every split, with
+image decoding under ``--decode``.
+"""
+import os
+import os.path as osp
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+#: Problems shown in an exception message; the rest are counted.
+MAX_SHOWN = 20
+
+
+class DatasetError(ValueError):
+    """A dataset has problems; the message lists them with file and row.
+
+    Attributes:
+        problems (list[str]): Every problem found, one line each.
+        image_paths (list[str] | None): The images of the dataset that
+            failed, so that a checker can go on with the files.
+    """
+
+    def __init__(self,
+                 what: str,
+                 problems: Sequence[str],
+                 image_paths: Optional[Sequence[str]] = None):
+        self.problems = list(problems)
+        self.image_paths = image_paths
+        shown = '\n  '.join(self.problems[:MAX_SHOWN])
+        more = len(self.problems) - MAX_SHOWN
+        tail = (f'\n  ... and {more} more (python tools/check_dataset.py '
+                'CONFIG lists every one)' if more > 0 else '')
+        super().__init__(
+            f'{what}: {len(self.problems)} problem(s):\n  {shown}{tail}')
+
+
+def _values(row: np.ndarray) -> str:
+    return ', '.join(f'{v:g}' for v in np.unique(row).tolist())
+
+
+def label_problems(where: str,
+                   images: np.ndarray,
+                   labels: np.ndarray,
+                   rows: np.ndarray,
+                   observed: Optional[np.ndarray] = None,
+                   single_positive: bool = True) -> List[str]:
+    """Every problem of the label matrices in ``rows``.
+
+    Checks that full labels are 0/1 and, without observed labels, that each
+    row has a positive; for observed labels (training rows) that they are
+    -1/0/+1, that each row observes exactly one positive
+    (``single_positive``) or at least one, and that no observation
+    contradicts the full labels (an observed positive where the label is 0,
+    an observed negative where it is 1).
+
+    Args:
+        where (str): Names the source, e.g. ``'SPMLDataset (data/voc,
+            official train split)'``; each problem reads ``<where> row <i>
+            (<image>): ...``.
+        images (np.ndarray): Image paths (N,).
+        labels (np.ndarray): Full labels (N, C).
+        rows (np.ndarray): The rows to check.
+        observed (np.ndarray, optional): Observed labels (N, C) of training
+            rows.
+        single_positive (bool): Require exactly one observed positive per
+            row; False accepts several (partial labels). Defaults to True.
+
+    Returns:
+        list[str]: One line per problem, in row order.
+    """
+    problems = []
+    bad_full = ~np.isin(labels[rows], (0, 1)).all(1)
+    if observed is not None:
+        obs = observed[rows]
+        bad_obs = ~np.isin(obs, (-1, 0, 1)).all(1)
+        positives = (obs == 1).sum(1)
+        contradicts = ((obs == 1) & (labels[rows] == 0)) | (
+            (obs == -1) & (labels[rows] == 1))
+    for k, i in enumerate(rows):
+        row = f'{where} row {i} ({images[i]})'
+        if bad_full[k]:
+            problems.append(f'{row}: labels hold {_values(labels[i])}; they '
+                            'must be 0/1')
+        if observed is None:
+            if not labels[i].any():
+                problems.append(
+                    f'{row}: no positive label; every image needs one. Drop '
+                    'such images when preparing the data '
+                    '(tools/prepare_spml.py does).')
+            continue
+        if bad_obs[k]:
+            problems.append(f'{row}: observed labels hold '
+                            f'{_values(observed[i])}; they must be -1/0/1')
+        if positives[k] == 0:
+            problems.append(f'{row}: no observed positive; the single-'
+                            'positive protocol observes one per image')
+        elif positives[k] > 1 and single_positive:
+            problems.append(
+                f'{row}: {positives[k]} observed positives (classes '
+                f'{np.flatnonzero(observed[i] == 1).tolist()}); the single-'
+                'positive protocol observes one (single_positive=False '
+                'accepts several)')
+        for c in np.flatnonzero(contradicts[k]):
+            problems.append(
+                f'{row}: class {c} is observed {int(observed[i, c]):+d} but '
+                f'its full label is {labels[i, c]:g}')
+    return problems
+
+
+def image_problems(where: str,
+                   paths: Sequence[str],
+                   decode: bool = False) -> List[str]:
+    """Every missing, unreadable, empty or (with ``decode``) undecodable
+    image among ``paths``.
+
+    Args:
+        where (str): Names the dataset in each line.
+        paths (Sequence[str]): Image paths in sample order.
+        decode (bool): Decode every image (as ``LoadImageFromFile`` does);
+            slow on large datasets. Defaults to False.
+
+    Returns:
+        list[str]: One line per problem, ``<where> sample <k> (<path>): ...``.
+    """
+    if decode:
+        import mmcv
+        from mmengine.fileio import get
+    problems = []
+    for k, path in enumerate(paths):
+        row = f'{where} sample {k} ({path})'
+        if not osp.isfile(path):
+            problems.append(f'{row}: image file missing')
+        elif not os.access(path, os.R_OK):
+            problems.append(f'{row}: image file not readable (permissions)')
+        elif osp.getsize(path) == 0:
+            problems.append(f'{row}: image file is empty (0 bytes)')
+        elif decode:
+            try:
+                image = mmcv.imfrombytes(get(path))
+            except Exception as err:  # any decoder failure is reported
+                image, reason = None, f' ({type(err).__name__}: {err})'
+            else:
+                reason = ''
+            if image is None:
+                problems.append(f'{row}: image cannot be decoded{reason}')
+    return problems
