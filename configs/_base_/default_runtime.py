@@ -15,7 +15,10 @@ default_hooks = dict(
         rule='greater'),
     # a non-finite loss or gradient norm stops training; a non-finite model is
     # never saved
-    divergence_guard=dict(type='SPMLDivergenceGuardHook'))
+    divergence_guard=dict(type='SPMLDivergenceGuardHook'),
+    # multi-rank runs: BatchNorm statistics averaged across ranks after each
+    # epoch, so scoring, validation and --resume do not depend on the rank
+    sync_norm_buffers=dict(type='SPMLSyncNormBuffersHook'))
 
 custom_hooks = [
     # checkpoints in plain types, loadable with torch.load(weights_only=True)

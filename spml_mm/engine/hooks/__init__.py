@@ -6,9 +6,11 @@ from .multi_view_check_hook import MultiViewCheckHook
 from .pseudo_label_hook import SPMLPseudoLabelHook
 from .safe_checkpoint_hook import SafeCheckpointHook
 from .spml_checkpoint_hook import SPMLCheckpointHook
+from .sync_norm_buffers_hook import SPMLSyncNormBuffersHook
 
 __all__ = [
     'DivergenceError', 'MultiViewCheckHook', 'SPMLDatasetCheckHook',
     'SPMLCheckpointHook', 'SPMLDivergenceGuardHook', 'SafeCheckpointHook',
-    'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPseudoLabelHook'
+    'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPseudoLabelHook',
+    'SPMLSyncNormBuffersHook'
 ]
