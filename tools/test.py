@@ -11,6 +11,10 @@ from mmengine.runner import Runner
 from spml_mm.utils import (destroy_distributed, explain_distributed_timeout,
                            setup_cpu_distributed)
 
+#: The default hooks MMEngine itself removes when set to None.
+MMENGINE_DEFAULT_HOOKS = ('runtime_info', 'timer', 'sampler_seed', 'logger',
+                          'param_scheduler', 'checkpoint')
+
 
 def parse_args():
     parser = argparse.ArgumentParser(description='Test an SPML model')
@@ -60,6 +64,11 @@ def merge_args(cfg, args):
     loader = cfg.test_dataloader
     if not loader.get('num_workers'):
         loader.persistent_workers = False
+    # MMEngine accepts None only for its own default hooks; None switches
+    # the plugin's off too (e.g. default_hooks.divergence_guard=None)
+    for name in [k for k, v in cfg.get('default_hooks', {}).items()
+                 if v is None and k not in MMENGINE_DEFAULT_HOOKS]:
+        cfg.default_hooks.pop(name)
     return cfg
 
 

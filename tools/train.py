@@ -10,6 +10,10 @@ from mmengine.runner import Runner
 from spml_mm.utils import (destroy_distributed, explain_distributed_timeout,
                            setup_cpu_distributed)
 
+#: The default hooks MMEngine itself removes when set to None.
+MMENGINE_DEFAULT_HOOKS = ('runtime_info', 'timer', 'sampler_seed', 'logger',
+                          'param_scheduler', 'checkpoint')
+
 
 def parse_args():
     parser = argparse.ArgumentParser(description='Train an SPML model')
@@ -97,6 +101,11 @@ def merge_args(cfg, args):
     if args.no_validate:
         cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
         cfg.default_hooks.checkpoint.save_best = None
+    # MMEngine accepts None only for its own default hooks; None switches
+    # the plugin's off too (e.g. default_hooks.divergence_guard=None)
+    for name in [k for k, v in cfg.get('default_hooks', {}).items()
+                 if v is None and k not in MMENGINE_DEFAULT_HOOKS]:
+        cfg.default_hooks.pop(name)
     return cfg
 
 

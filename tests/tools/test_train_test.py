@@ -124,3 +124,24 @@ def test_cfg_options_num_workers_zero_turns_persistent_workers_off():
         cfg_options={'test_dataloader.num_workers': 0})
     cfg = load('test').merge_args(Config.fromfile(config), args)
     assert not cfg.test_dataloader.persistent_workers
+
+
+def test_none_switches_a_plugin_default_hook_off():
+    """MMEngine asserts on None for hooks it does not know; the tools drop
+    them, and leave None on MMEngine's own hooks (which it removes)."""
+    spec = importlib.util.spec_from_file_location(
+        'train', osp.join(REPO, 'tools', 'train.py'))
+    train_tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train_tool)
+    config = osp.join(REPO, 'configs/an/vgg11bn_demo.py')
+    args = argparse.Namespace(
+        config=config, work_dir=None, amp=False, resume=None,
+        auto_scale_lr=False, no_pin_memory=False, no_persistent_workers=False,
+        no_validate=False, launcher='none', cfg_options={
+            'default_hooks.divergence_guard': None,
+            'default_hooks.timer': None})
+    cfg = train_tool.merge_args(Config.fromfile(config), args)
+    assert 'divergence_guard' not in cfg.default_hooks
+    assert cfg.default_hooks.timer is None
+    assert cfg.default_hooks.sync_norm_buffers.type == \
+        'SPMLSyncNormBuffersHook'

@@ -25,6 +25,9 @@ import numpy as np
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 sys.path.insert(0, REPO)
+sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
+
+from results_page import machine_summary, render_results_page  # noqa: E402
 
 from spml_mm.datasets import make_demo_dataset, split_train_val  # noqa: E402
 from spml_mm.utils import find_last_checkpoint, load_checkpoint_safely  # noqa: E402,E501
@@ -370,7 +373,10 @@ def bad_data(bench):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--out', help='write the markdown table here')
+    parser.add_argument(
+        '--out',
+        help='write the markdown table here; docs/results/faults.md also '
+        'regenerates docs/RESULTS.md')
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -388,11 +394,14 @@ def main():
             f.write('`python tools/benchmark/faults.py --out '
                     'docs/results/faults.md`: each fault injected into a '
                     'run of `configs/an/vgg11bn_demo.py` on a 160-image '
-                    'demo dataset (2 epochs).\n\n'
+                    f'demo dataset (2 epochs), on {machine_summary()}.\n\n'
                     '| fault | outcome | as promised |\n| --- | --- | --- |\n')
             for fault, outcome, ok in rows:
                 f.write(f'| {fault} | {outcome} | {"yes" if ok else "NO"} '
                         '|\n')
+        docs = osp.join(REPO, 'docs')
+        if osp.abspath(args.out) == osp.join(docs, 'results', 'faults.md'):
+            print('wrote', render_results_page(docs))
     return 1 if failed else 0
 
 

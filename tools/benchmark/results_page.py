@@ -20,6 +20,7 @@ SECTIONS = (
     ('Cost', 'speed.md'),
     ('Multi-view training', 'multiview.md'),
     ('Label bank at scale', 'label_bank.md'),
+    ('Failure and recovery', 'faults.md'),
 )
 
 
