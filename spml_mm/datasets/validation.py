@@ -73,14 +73,21 @@ def label_problems(where: str,
         list[str]: One line per problem, in row order.
     """
     problems = []
-    bad_full = ~np.isin(labels[rows], (0, 1)).all(1)
-    if observed is not None:
+    full = labels[rows]
+    bad_full = ~np.isin(full, (0, 1)).all(1)
+    if observed is None:
+        flagged = bad_full | ~full.any(1)
+    else:
         obs = observed[rows]
         bad_obs = ~np.isin(obs, (-1, 0, 1)).all(1)
         positives = (obs == 1).sum(1)
-        contradicts = ((obs == 1) & (labels[rows] == 0)) | (
-            (obs == -1) & (labels[rows] == 1))
-    for k, i in enumerate(rows):
+        contradicts = ((obs == 1) & (full == 0)) | ((obs == -1) & (full == 1))
+        flagged = (bad_full | bad_obs | (positives == 0) |
+                   (positives > 1) & single_positive | contradicts.any(1))
+    # a Python loop over the flagged rows only: a clean split costs a few
+    # vectorised passes
+    for k in np.flatnonzero(flagged):
+        i = rows[k]
         row = f'{where} row {i} ({images[i]})'
         if bad_full[k]:
             problems.append(f'{row}: labels hold {_values(labels[i])}; they '

@@ -34,7 +34,8 @@ def test_finite_losses_pass_and_a_nan_term_stops_with_names(tmp_path):
     with pytest.raises(DivergenceError,
                        match=r'non-finite loss at iteration 42 \(epoch 3\): '
                        r'loss=0.7, loss_consistency=inf\. Training stopped; '
-                       rf'the last checkpoint written is {tmp_path}/epoch_2.pth'):
+                       rf'the last checkpoint written is '
+                       rf'{tmp_path}/epoch_2.pth'):
         hook.after_train_iter(runner, 0)
 
 

@@ -65,7 +65,8 @@ def assert_resumable(work):
 # epoch_2.pth again (with the new best in its message hub), last_checkpoint;
 # epoch 1 wrote the same five files before.
 @pytest.mark.parametrize('failing_write', [6, 7, 8, 9, 10])
-def test_a_failed_write_leaves_the_last_good_checkpoint(tmp_path, failing_write):
+def test_a_failed_write_leaves_the_last_good_checkpoint(tmp_path,
+                                                        failing_write):
     work = str(tmp_path)
     runner = make_runner(work, max_epochs=2, name=f'fail{failing_write}')
     with mock.patch('builtins.open', FailingOpen(failing_write)):

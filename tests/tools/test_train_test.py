@@ -145,3 +145,24 @@ def test_none_switches_a_plugin_default_hook_off():
     assert cfg.default_hooks.timer is None
     assert cfg.default_hooks.sync_norm_buffers.type == \
         'SPMLSyncNormBuffersHook'
+
+
+def test_reliability_hooks_leave_single_process_results_unchanged(
+        tiny_demo, tmp_path):
+    """The divergence guard (which has the optimizer wrapper measure the
+    gradient norm) and the norm-statistics sync change nothing in a
+    single-process run: same weights and optimizer state, bit for bit."""
+    plain, guarded = str(tmp_path / 'plain'), str(tmp_path / 'guarded')
+    run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', plain,
+              '--no-validate'] + tiny_options(tiny_demo, 1) +
+             ['default_hooks.divergence_guard=None',
+              'default_hooks.sync_norm_buffers=None'])
+    out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', guarded,
+                    '--no-validate'] + tiny_options(tiny_demo, 1))
+    assert 'grad_norm' in out  # measured and logged
+    a = torch.load(osp.join(plain, 'epoch_1.pth'), weights_only=True)
+    b = torch.load(osp.join(guarded, 'epoch_1.pth'), weights_only=True)
+    torch.testing.assert_close(b['state_dict'], a['state_dict'], rtol=0,
+                               atol=0)
+    torch.testing.assert_close(b['optimizer']['state'],
+                               a['optimizer']['state'], rtol=0, atol=0)

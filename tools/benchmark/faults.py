@@ -30,7 +30,8 @@ sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
 from results_page import machine_summary, render_results_page  # noqa: E402
 
 from spml_mm.datasets import make_demo_dataset, split_train_val  # noqa: E402
-from spml_mm.utils import find_last_checkpoint, load_checkpoint_safely  # noqa: E402,E501
+from spml_mm.utils import (find_last_checkpoint,  # noqa: E402
+                           load_checkpoint_safely)
 
 CONFIG = 'configs/an/vgg11bn_demo.py'
 
@@ -155,9 +156,9 @@ class Bench:
         return proc.returncode, proc.stdout + proc.stderr
 
     def train(self, work, *extra, config=None, env=None, epochs=2):
-        return self.run(['tools/train.py', config or self.config(), '--work-dir',
-                         work] + list(extra) + self.options(epochs=epochs),
-                        env=env)
+        config = config or self.config()
+        return self.run(['tools/train.py', config, '--work-dir', work] +
+                        list(extra) + self.options(epochs=epochs), env=env)
 
 
 def error_line(log: str, name: str) -> str:
@@ -283,8 +284,9 @@ def inf_learning_rate(bench):
 
 def nan_hyperparameter(bench):
     config = bench.config(more="model = dict(head=dict(loss=dict("
-                          "type='EMLoss', alpha=float('nan'), beta=0.1)))")
-    line, ok, _ = stopped_with(bench, 'nanalpha', [], 'ValueError',
+                          "_delete_=True, type='EMLoss', alpha=float('nan'), "
+                          "beta=0.1)))")
+    line, ok, _ = stopped_with(bench, 'nanalpha', [], 'alpha must be',
                                config=config)
     return ('EMLoss alpha=nan', f'refused: {line[:90]}', ok)
 
@@ -315,7 +317,9 @@ def bad_data(bench):
     shutil.copytree(bench.data, root)
     images = np.load(osp.join(root, 'formatted_train_images.npy'))
     labels = np.load(osp.join(root, 'formatted_train_labels.npy'))
-    rows = split_train_val(len(labels), 0.2, 1200)[0][:8]
+    train_idx = split_train_val(len(labels), 0.2, 1200)[0]
+    several = next(i for i in train_idx if labels[i].sum() >= 2)
+    rows = [several] + [i for i in train_idx if i != several][:7]
     observed = np.zeros_like(labels)
     observed[np.arange(len(labels)), labels.argmax(1)] = 1
     observed[rows[0]] = labels[rows[0]]  # several positives
@@ -381,8 +385,12 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(tmp)
-        for scenario in scenarios(bench):
-            fault, outcome, ok = scenario()
+        for k, scenario in enumerate(scenarios(bench)):
+            try:
+                fault, outcome, ok = scenario()
+            except Exception as err:  # a broken scenario is reported too
+                fault, outcome, ok = (f'scenario {k}',
+                                      f'{type(err).__name__}: {err}', False)
             outcome = outcome.replace(tmp + '/', '').replace('|', '/')
             rows.append((fault, outcome, ok))
             print(f'{"ok  " if ok else "FAIL"} {fault}: {outcome}',

@@ -195,7 +195,8 @@ class SPMLCheckpointHook(CheckpointHook):
         if not (self._saving_best and self.best_resume_state):
             return
         if isinstance(runner.optim_wrapper, OptimWrapper):
-            checkpoint['optimizer'] = _to_cpu(runner.optim_wrapper.state_dict())
+            checkpoint['optimizer'] = _to_cpu(
+                runner.optim_wrapper.state_dict())
         schedulers = runner.param_schedulers
         if isinstance(schedulers, dict):
             checkpoint['param_schedulers'] = {

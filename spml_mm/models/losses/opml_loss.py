@@ -172,7 +172,8 @@ class OPMLLoss(nn.Module):
                 0 < rank_delta < float('inf')):
             raise ValueError('rank_delta (delta) must be > 0, got '
                              f'{rank_delta!r}')
-        if not isinstance(gamma, (int, float)) or not 0 <= gamma < float('inf'):
+        if not isinstance(gamma, (int, float)) or not (
+                0 <= gamma < float('inf')):
             raise ValueError(f'gamma must be >= 0, got {gamma!r}')
         self.a = a
         self.b = b
