@@ -162,7 +162,9 @@ class Bench:
 
 
 def error_line(log: str, name: str) -> str:
-    for line in log.splitlines():
+    """The last line of ``log`` that contains ``name`` (the error raised,
+    not a line of the traceback)."""
+    for line in reversed(log.splitlines()):
         if name in line:
             return line.strip()
     return ''
@@ -183,7 +185,7 @@ def write_fault(bench, fault, at, what):
     work = osp.join(bench.tmp, f'{fault}{at}')
     rc, log = bench.train(work, env=dict(FAULT=fault, FAULT_AT=str(at)))
     how = ('killed (SIGKILL)' if rc in (-9, 137) else
-           'stopped: ' + error_line(log, 'No space left')[:60])
+           'stopped: ' + error_line(log, 'OSError: [Errno 28]')[:60])
     text, ok = resumable(bench, work)
     return f'{fault.replace("_in_write", "")} halfway through {what}', \
         f'{how}; {text}', ok and rc != 0
@@ -261,7 +263,7 @@ def stopped_with(bench, name, args, expect, config=None, epochs=1):
 def nan_loss(bench):
     line, ok, saved = stopped_with(
         bench, 'nan', ['--cfg-options', 'optim_wrapper.optimizer.lr=1e30'],
-        'DivergenceError')
+        'DivergenceError: ')
     return ('learning rate 1e30 (loss becomes NaN)',
             f'stopped: {line[:90]}...; checkpoints saved: {len(saved)}', ok
             and not saved)
@@ -269,7 +271,7 @@ def nan_loss(bench):
 
 def inf_gradient(bench):
     line, ok, saved = stopped_with(
-        bench, 'infgrad', [], 'DivergenceError',
+        bench, 'infgrad', [], 'DivergenceError: ',
         config=bench.config(extra="[dict(type='InfGradHook', at=2)]"))
     return ('infinite gradient at iteration 2 (finite loss)',
             f'stopped: {line[:90]}...', ok and 'gradient norm' in line)
@@ -278,7 +280,7 @@ def inf_gradient(bench):
 def inf_learning_rate(bench):
     line, ok, _ = stopped_with(
         bench, 'inflr', ['--cfg-options', 'optim_wrapper.optimizer.lr=inf'],
-        'ValueError')
+        'ValueError: ')
     return ('optim_wrapper.optimizer.lr=inf', f'refused: {line[:90]}', ok)
 
 
@@ -370,7 +372,7 @@ def bad_data(bench):
                    f'refused: {message.replace(bench.tmp, "")[:80]}', ok)
     line, ok, _ = stopped_with(bench, 'heads', ['--cfg-options',
                                                 'model.head.num_classes=7'],
-                               'num_classes=7')
+                               'ValueError: model.head.num_classes=7')
     yield lambda: ('head num_classes=7, dataset 10 classes',
                    f'refused: {line[:90]}', ok)
 
