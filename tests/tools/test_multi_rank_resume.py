@@ -30,18 +30,16 @@ class ExitAfterEpochHook(Hook):
 '''
 
 # EM + APL on the demo with updates after epochs 1, 2 and 3 of 4; no early
-# stopping (it needs validation), scoring on the training pipeline
+# stopping (it needs validation; None drops it, see tools/train.py)
 CONFIG = '''
 _base_ = '{repo}/configs/em_apl/vgg11bn_demo.py'
 custom_imports = dict(imports=['spml_mm', 'exit_hook'],
                       allow_failed_imports=False)
 train_cfg = dict(max_epochs=4)
+default_hooks = dict(pseudo_label=dict(warmup_epochs=1), early_stopping=None)
 custom_hooks = [
     dict(type='SafeCheckpointHook'),
     dict(type='SPMLDatasetCheckHook'),
-    dict(type='SPMLPseudoLabelHook', warmup_epochs=1, pipeline='train',
-         updater=dict(type='AsymmetricPseudoLabeling',
-                      negative_proportion=0.9)),
 ] + {extra}
 '''
 
