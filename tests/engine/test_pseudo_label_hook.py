@@ -10,9 +10,7 @@ import pytest
 import torch
 
 from spml_mm.engine.hooks import SPMLPseudoLabelHook
-from spml_mm.engine.hooks.pseudo_label_hook import (gather_records,
-                                                    pseudo_label_stats,
-                                                    scoring_pipeline)
+from spml_mm.engine.hooks.pseudo_label_hook import scoring_pipeline
 from spml_mm.models import LabelBank
 from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
 from tests.conftest import PYTHON, REPO, run_tool
@@ -40,42 +38,6 @@ def test_scoring_pipeline_keeps_the_training_labels():
     ]
     with pytest.raises(ValueError, match='must end with PackInputs'):
         scoring_pipeline([dict(type='LoadImageFromFile')], train)
-
-
-def test_gather_keeps_one_row_per_sample():
-    scores = torch.rand(5, 3)
-    obs = torch.eye(3, dtype=torch.bool)[[0, 1, 2, 0, 1]]
-    full = obs | torch.tensor([True, False, False])
-    # two batches as a padded sampler yields them: sample 0 comes twice
-    records = [(torch.tensor([3, 0, 4]), scores[[3, 0, 4]], obs[[3, 0, 4]],
-                full[[3, 0, 4]]),
-               (torch.tensor([1, 2, 0]), scores[[1, 2, 0]] + 1, obs[[1, 2, 0]],
-                full[[1, 2, 0]])]
-    got, got_obs, got_full = gather_records(records, 5, 3)
-    expected = scores.clone()
-    expected[[1, 2]] += 1
-    torch.testing.assert_close(got, expected)  # the first copy of sample 0
-    assert torch.equal(got_obs, obs) and torch.equal(got_full, full)
-    # without gt_label_full on every sample there is no accuracy
-    records[1] = records[1][:3] + (None, )
-    assert gather_records(records, 5, 3)[2] is None
-    with pytest.raises(RuntimeError, match='1 of 6 training samples were '
-                       r'not scored \(first: sample_idx 5\)'):
-        gather_records(records, 6, 3)
-    with pytest.raises(ValueError, match='sample_idx 4 outside'):
-        gather_records(records, 4, 3)
-
-
-def test_stats_compare_with_the_true_labels():
-    bank = LabelBank(num_classes=2, num_samples=3)
-    bank.pseudo_label[[0, 1, 2], [0, 0, 1]] = torch.tensor(
-        [-1, -1, 1], dtype=torch.int8)
-    full = torch.tensor([[False, True], [True, False], [False, False]])
-    assert pseudo_label_stats(bank, full) == dict(
-        pseudo_negatives=2, pseudo_negative_acc=50.,
-        pseudo_positives=1, pseudo_positive_acc=0.)
-    assert pseudo_label_stats(bank, None) == dict(
-        pseudo_negatives=2, pseudo_positives=1)
 
 
 def test_bad_warmup():
@@ -114,10 +76,13 @@ def test_resumed_run_ends_like_an_uninterrupted_one(tiny_demo, tmp_path):
     # T - T_w = 2 rounds after epochs 1 and 2, none after the last one
     counts = re.findall(r'Pseudo-labels after epoch (\d): new_negatives: '
                         r'(\d+), pseudo_negatives: (\d+), '
-                        r'pseudo_negative_acc: ([\d.]+)', out)
+                        r'pseudo_negative_precision: ([\d.]+), '
+                        r'pseudo_negative_recall: ([\d.]+)', out)
     assert [c[0] for c in counts] == ['1', '2']
     assert int(counts[1][2]) == int(counts[0][1]) + int(counts[1][1]) > 0
     assert 0 < float(counts[1][3]) <= 100
+    # recall grows with the labelled entries
+    assert 0 < float(counts[0][4]) < float(counts[1][4]) <= 100
 
     out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', part,
                     '--resume', osp.join(full, 'epoch_1.pth')] +

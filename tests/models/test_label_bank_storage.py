@@ -3,7 +3,7 @@ labels, class blocks, checkpoints and conversion between modes."""
 import pytest
 import torch
 
-from spml_mm.engine.hooks.pseudo_label_hook import update_in_blocks
+from spml_mm.models.label_bank_scoring import update_in_blocks
 from spml_mm.models import LabelBank, OPMLLabelBank
 from spml_mm.models.label_bank import (STORAGE_BYTES, decode_soft_labels,
                                        decode_states, encode_soft_labels,
@@ -107,8 +107,10 @@ def test_compact_banks_select_the_same_pseudo_labels():
             soft = torch.cat([first.soft_label, last.soft_label], 1)
         assert torch.equal(states, reference.pseudo_label), storage
         assert stats['pseudo_negatives'] == int((states == -1).sum())
-        # full labels came with every record: the accuracy is reported
-        assert 0 <= stats['pseudo_negative_acc'] <= 100
+        # full labels came with every record: precision and recall are
+        # reported
+        assert 0 <= stats['pseudo_negative_precision'] <= 100
+        assert 0 < stats['pseudo_negative_recall'] <= 100
         error = (soft - reference.soft_label).abs()
         if storage == 'full':
             assert torch.equal(soft, reference.soft_label)

@@ -1,19 +1,16 @@
 import copy
 import time
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import List, Sequence, Union
 
-import torch
-from mmengine import dist
 from mmengine.dataset import BaseDataset
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmengine.optim import AmpOptimWrapper
-from mmengine.runner.amp import autocast
 from mmpretrain.registry import HOOKS, MODELS
 
-from spml_mm.models.label_bank import (PSEUDO_NEGATIVE, PSEUDO_POSITIVE,
-                                       LabelBank, Record, label_matrix,
-                                       sample_indices)
+from spml_mm.models.label_bank import LabelBank, sample_indices
+from spml_mm.models.label_bank_scoring import (score_training_set,
+                                               update_in_blocks)
 
 #: Training-pipeline transforms that make the observed labels; the scoring
 #: pipeline must apply them too.
@@ -48,168 +45,6 @@ def scoring_pipeline(test_pipeline: Sequence[dict],
     return pipeline[:-1] + label_steps + [pack]
 
 
-def gather_records(
-    records: Sequence[Record],
-    num_samples: int,
-    num_classes: int,
-    classes: slice = slice(None)
-) -> Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
-    """Assemble every rank's records into full (N, C) matrices.
-
-    Each rank contributes the rows it scored; all ranks receive all rows
-    (``mmengine.dist.all_gather``), keep the first copy of a sample scored
-    twice (the sampler pads the last rank), and end with identical matrices.
-    ``classes`` restricts the columns gathered, so that a large training set
-    is gathered block by block (:func:`update_in_blocks`).
-
-    Args:
-        records (Sequence[Record]): This rank's (index, scores, observed,
-            full) batches.
-        num_samples (int): Training set length N.
-        num_classes (int): Number of classes C.
-        classes (slice): The columns to gather. Defaults to all.
-
-    Returns:
-        tuple: Scores (N, C') float, observed (N, C') bool and true labels
-        (N, C') bool, or None unless every sample carried ``gt_label_full``;
-        C' the number of ``classes``.
-    """
-    width = len(range(num_classes)[classes])
-    flags = dist.all_gather(
-        torch.tensor([int(all(r[3] is not None for r in records))]))
-    has_full = bool(torch.cat(flags).all())
-    if records:
-        device = records[0][1].device
-        index = torch.cat([r[0] for r in records]).to(device)
-        scores = torch.cat([r[1][:, classes] for r in records])
-        # observed and true labels travel together, as one uint8 block
-        labels = [torch.cat([r[2][:, classes] for r in records])]
-        if has_full:
-            labels.append(torch.cat([r[3][:, classes] for r in records]))
-        labels = torch.cat([lab.to(device) for lab in labels],
-                           1).to(torch.uint8)
-    else:
-        index = torch.zeros(0, dtype=torch.long)
-        scores = torch.zeros(0, width)
-        labels = torch.zeros(0, (1 + has_full) * width, dtype=torch.uint8)
-    counts = torch.cat(dist.all_gather(torch.tensor([len(index)])))
-    size = int(counts.max())
-
-    def gather(rows: torch.Tensor) -> torch.Tensor:
-        padded = rows.new_zeros((size, ) + rows.shape[1:])
-        padded[:len(rows)] = rows
-        parts = dist.all_gather(padded)
-        return torch.cat([p[:n] for p, n in zip(parts, counts.tolist())])
-
-    index, scores, labels = gather(index), gather(scores), gather(labels)
-    if index.numel() and (index.min() < 0 or index.max() >= num_samples):
-        raise ValueError(
-            f'SPMLPseudoLabelHook: sample_idx {int(index.max())} outside the '
-            f'training set of {num_samples} samples')
-    first = torch.full((num_samples, ), len(index), dtype=torch.long,
-                       device=index.device).scatter_reduce(
-                           0, index,
-                           torch.arange(len(index), device=index.device),
-                           reduce='amin')
-    missing = first == len(index)
-    if missing.any():
-        raise RuntimeError(
-            f'SPMLPseudoLabelHook: {int(missing.sum())} of {num_samples} '
-            f'training samples were not scored (first: sample_idx '
-            f'{int(missing.nonzero()[0])}); every sample must be seen once '
-            'per epoch (no drop_last, no dataset wrappers).')
-    scores, labels = scores[first], labels[first].bool()
-    observed, full = labels[:, :width], labels[:, width:]
-    return scores, observed, full if has_full else None
-
-
-def pseudo_label_stats(bank: LabelBank,
-                       full: Optional[torch.Tensor]) -> Dict[str, float]:
-    """Counts of the bank's pseudo-labels and, given the true labels (N, C),
-    their accuracy in percent (paper Table 4); for diagnostics only."""
-    stats = {}
-    for name, state, truth in (('negative', PSEUDO_NEGATIVE, False),
-                               ('positive', PSEUDO_POSITIVE, True)):
-        chosen = bank.pseudo_label == state
-        count = int(chosen.sum())
-        stats[f'pseudo_{name}s'] = count
-        if full is not None and count:
-            true = full.to(chosen.device)
-            wrong = int((chosen & (~true if truth else true)).sum())
-            stats[f'pseudo_{name}_acc'] = 100 * (1 - wrong / count)
-    return stats
-
-
-def classes_per_block(num_samples: int, num_classes: int,
-                      max_gather_mb: float) -> int:
-    """The widest block of classes, a multiple of 8 (at least 8), whose
-    (num_samples, block) float32 scores take at most ``max_gather_mb`` MB.
-    """
-    per_class = 4 * max(num_samples, 1) / 2**20
-    return min(num_classes, max(8, int(max_gather_mb / per_class) // 8 * 8))
-
-
-def update_in_blocks(bank: LabelBank,
-                     records: Sequence[Record],
-                     updater,
-                     epoch: int,
-                     max_epochs: int,
-                     warmup_epochs: int,
-                     max_gather_mb: float = 256.) -> Dict[str, float]:
-    """Gather the scores and update the bank, one block of classes at a time.
-
-    Every rank holds only its own rows of the scores (``records``). For each
-    block of :func:`classes_per_block` classes, the block's columns are
-    gathered from all ranks (:func:`gather_records`) and the ``updater``
-    writes the bank's block (:meth:`LabelBank.class_block`), so no rank
-    holds the (N, C) float32 scores at once; update rules act on each class
-    independently, so the result equals one update over all classes.
-
-    Args:
-        bank (LabelBank): The bank to update.
-        records (Sequence[Record]): This rank's scored batches.
-        updater (BaseLabelUpdater): The update rule.
-        epoch (int): The epoch just trained, 1-based.
-        max_epochs (int): Epochs of the run (T).
-        warmup_epochs (int): T_w.
-        max_gather_mb (float): Size bound of a gathered score block.
-            Defaults to 256.
-
-    Returns:
-        dict: The updater's numbers (integers summed over blocks, floats
-        averaged over classes) followed by :func:`pseudo_label_stats`.
-    """
-    num_samples, num_classes = bank.num_samples, bank.num_classes
-    width = classes_per_block(num_samples, num_classes, max_gather_mb)
-    stats: Dict[str, float] = {}
-    counts = {name: [0, 0.] for name in ('negative', 'positive')}
-    has_full = True
-    for start in range(0, num_classes, width):
-        end = min(start + width, num_classes)
-        scores, observed, full = gather_records(records, num_samples,
-                                                num_classes,
-                                                slice(start, end))
-        with bank.class_block(start, end) as block:
-            block_stats = updater.update(block, scores, observed, epoch,
-                                         max_epochs, warmup_epochs)
-            diagnostics = pseudo_label_stats(block, full)
-        for key, value in block_stats.items():
-            if isinstance(value, float):
-                value *= (end - start) / num_classes
-            stats[key] = stats.get(key, 0) + value
-        for name, count in counts.items():
-            num = diagnostics[f'pseudo_{name}s']
-            count[0] += num
-            count[1] += diagnostics.get(f'pseudo_{name}_acc', 0.) * num
-        has_full = full is not None
-        del scores, observed, full
-    for name, (num, right) in counts.items():
-        stats[f'pseudo_{name}s'] = num
-        if has_full and num:
-            stats[f'pseudo_{name}_acc'] = right / num
-    return stats
-
-
 @HOOKS.register_module()
 class SPMLPseudoLabelHook(Hook):
     """Score the training set between epochs and update the label bank.
@@ -225,9 +60,18 @@ class SPMLPseudoLabelHook(Hook):
     from the training set before ``--resume`` restores it.
 
     The update rule is the ``updater`` (a :class:`BaseLabelUpdater`): APL by
-    default; OPML's label correction plugs in the same way. When the
-    training samples carry ``gt_label_full``, the log reports the number and
-    accuracy of pseudo-labels (a diagnostic; no loss reads the true labels).
+    default; OPML's label correction plugs in the same way. The hook only
+    decides when; the scoring pass, the gather and the update are
+    :mod:`spml_mm.models.label_bank_scoring`. Scores that are NaN or
+    infinite are refused with a warning and leave the bank as it was.
+
+    After each update the log line ``Pseudo-labels after epoch e: ...``
+    gives the update's numbers and the count of negative and positive
+    pseudo-labels and, when the training samples carry ``gt_label_full``,
+    their precision and recall in percent (a diagnostic; no loss reads the
+    true labels). The same numbers go to the message hub as ``train/<name>``
+    scalars, so the training log and the visualizer's backends (e.g.
+    ``TensorboardVisBackend`` in ``vis_backends``) plot them.
 
     Args:
         warmup_epochs (int): T_w, the first epoch after which the bank is
@@ -344,12 +188,22 @@ class SPMLPseudoLabelHook(Hook):
         if self.reuse_train_scores:
             records = bank.stop_recording()
         else:
-            records = self._score(runner, bank.num_classes)
+            model = runner.model.module if is_model_wrapper(
+                runner.model) else runner.model
+            records = score_training_set(
+                model, self._scoring_loader(runner), bank.num_classes,
+                isinstance(runner.optim_wrapper, AmpOptimWrapper))
         scored = time.perf_counter()
         stats = update_in_blocks(bank, records, self.updater, epoch,
                                  runner.max_epochs, self.warmup_epochs,
                                  self.max_gather_mb)
         updated = time.perf_counter()
+        # the training log and the visualizer backends read the hub's
+        # train/ scalars from the next iteration on
+        for key, value in stats.items():
+            runner.message_hub.update_scalar(f'train/{key}', value)
+        if 'non_finite_scores' in stats:
+            return  # refused; update_in_blocks has said why
         summary = ', '.join(
             f'{k}: {v:.2f}' if isinstance(v, float) else f'{k}: {v}'
             for k, v in stats.items())
@@ -390,27 +244,3 @@ class SPMLPseudoLabelHook(Hook):
                 f'{len(self._loader.dataset)} samples but the training set '
                 f'{len(runner.train_dataloader.dataset)}')
         return self._loader
-
-    @torch.no_grad()
-    def _score(self, runner, num_classes: int) -> List[Record]:
-        """Probabilities of this rank's share of the training set."""
-        model = runner.model.module if is_model_wrapper(
-            runner.model) else runner.model
-        loader = self._scoring_loader(runner)
-        amp = isinstance(runner.optim_wrapper, AmpOptimWrapper)
-        training = model.training
-        model.eval()
-        records = []
-        # the loader draws its base seed from the global generator; keep
-        # the training run's random stream as if this pass did not happen
-        with torch.random.fork_rng(devices=[]):
-            for data in loader:
-                with autocast(enabled=amp):
-                    samples = model.test_step(data)
-                scores = torch.stack([s.pred_score for s in samples]).float()
-                records.append(
-                    (sample_indices(samples).to(scores.device), scores,
-                     label_matrix(samples, 'gt_label', num_classes),
-                     label_matrix(samples, 'gt_label_full', num_classes)))
-        model.train(training)
-        return records

@@ -1,9 +1,9 @@
-from .asymmetric_pseudo_labeling import (AsymmetricPseudoLabeling,
-                                         select_pseudo_negatives)
+from .asymmetric_pseudo_labeling import AsymmetricPseudoLabeling
 from .base_label_updater import BaseLabelUpdater
 from .opml_label_updater import OPMLLabelUpdater, num_corrections
+from .selection import count_per_class, lowest_per_class
 
 __all__ = [
-    'AsymmetricPseudoLabeling', 'BaseLabelUpdater', 'select_pseudo_negatives',
-    'OPMLLabelUpdater', 'num_corrections'
+    'AsymmetricPseudoLabeling', 'BaseLabelUpdater', 'OPMLLabelUpdater',
+    'count_per_class', 'lowest_per_class', 'num_corrections'
 ]

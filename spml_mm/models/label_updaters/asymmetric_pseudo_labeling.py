@@ -1,44 +1,11 @@
-from typing import Dict, Tuple
+from typing import Dict
 
 import torch
 from mmpretrain.registry import MODELS
 
 from ..label_bank import PSEUDO_NEGATIVE, UNLABELLED, LabelBank
 from .base_label_updater import BaseLabelUpdater
-
-
-def select_pseudo_negatives(
-        scores: torch.Tensor, observed: torch.Tensor,
-        pseudo_label: torch.Tensor,
-        num_per_class: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Per class, the lowest-scoring entries that carry no label yet.
-
-    One ``topk`` over the columns of the (N, C) matrix: class ``c`` gets the
-    ``num_per_class[c]`` lowest scores among its entries that are neither
-    observed positives nor already pseudo-labelled (fewer when fewer are
-    left).
-
-    Args:
-        scores (torch.Tensor): Probabilities (N, C).
-        observed (torch.Tensor): Observed positives (N, C), boolean.
-        pseudo_label (torch.Tensor): Bank states (N, C).
-        num_per_class (torch.Tensor): How many to select per class (C,).
-
-    Returns:
-        tuple: Row and column indices of the selected entries.
-    """
-    k = min(int(num_per_class.max()), scores.size(0))
-    if k <= 0:
-        empty = scores.new_zeros(0, dtype=torch.long)
-        return empty, empty
-    # probabilities are finite: inf marks the entries that cannot be chosen
-    blocked = observed | (pseudo_label != UNLABELLED)
-    values, rows = scores.masked_fill(blocked, float('inf')).topk(
-        k, dim=0, largest=False, sorted=True)
-    rank = torch.arange(k, device=scores.device)[:, None]
-    take = (rank < num_per_class.to(scores.device)) & (values != float('inf'))
-    cols = torch.arange(scores.size(1), device=scores.device).expand_as(rows)
-    return rows[take], cols[take]
+from .selection import count_per_class, lowest_per_class
 
 
 @MODELS.register_module()
@@ -74,7 +41,7 @@ class AsymmetricPseudoLabeling(BaseLabelUpdater):
     def num_per_epoch(self, observed: torch.Tensor,
                       num_rounds: int) -> torch.Tensor:
         """``int(theta * U_c / num_rounds)`` per class, as in the release."""
-        unannotated = (observed.size(0) - observed.sum(0)).double()
+        unannotated = (observed.size(0) - count_per_class(observed)).double()
         return (self.negative_proportion * unannotated / num_rounds).long()
 
     def update(self, bank: LabelBank, scores: torch.Tensor,
@@ -83,8 +50,8 @@ class AsymmetricPseudoLabeling(BaseLabelUpdater):
         device = bank.pseudo_label.device
         scores, observed = scores.to(device), observed.to(device)
         num = self.num_per_epoch(observed, max_epochs - warmup_epochs)
-        rows, cols = select_pseudo_negatives(scores, observed,
-                                             bank.pseudo_label, num)
-        bank.pseudo_label[rows, cols] = PSEUDO_NEGATIVE
-        bank.soft_label[rows, cols] = scores[rows, cols]
-        return dict(new_negatives=len(rows))
+        chosen = lowest_per_class(
+            scores, ~observed & (bank.pseudo_label == UNLABELLED), num)
+        bank.pseudo_label.masked_fill_(chosen, PSEUDO_NEGATIVE)
+        bank.soft_label.copy_(torch.where(chosen, scores, bank.soft_label))
+        return dict(new_negatives=int(count_per_class(chosen).sum()))

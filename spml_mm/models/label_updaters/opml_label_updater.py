@@ -6,8 +6,8 @@ from mmpretrain.registry import MODELS
 from spml_mm.evaluation.metrics import average_precision_per_class
 from ..label_bank import PSEUDO_POSITIVE, LabelBank
 from ..opml_label_bank import OPMLLabelBank
-from .asymmetric_pseudo_labeling import select_pseudo_negatives
 from .base_label_updater import BaseLabelUpdater
+from .selection import count_per_class, lowest_per_class
 
 
 def num_corrections(observed: torch.Tensor, class_ap: torch.Tensor,
@@ -23,7 +23,7 @@ def num_corrections(observed: torch.Tensor, class_ap: torch.Tensor,
         torch.Tensor: How many entries to correct per class (C,), long, on
         the CPU.
     """
-    num_observed = observed.sum(0).double().cpu()
+    num_observed = count_per_class(observed).double().cpu()
     share = zeta * num_observed * (1 - class_ap.double().cpu())
     return share.floor().long()
 
@@ -52,8 +52,9 @@ class OPMLLabelUpdater(BaseLabelUpdater):
     the size of the class's corrected set that this epoch's scores support
     rather than a number added every epoch (it cannot compound over a long
     schedule); the AP is measured against the observed labels only, as that
-    definition says, not against earlier corrections; ties in score are
-    broken by ``torch.topk``, on identical inputs on every rank.
+    definition says, not against earlier corrections; of entries tied in
+    score where not all can be corrected, those with the lowest
+    ``sample_idx`` are (the same on every rank).
 
     Args:
         zeta (float): Correction proportion zeta in [0, 1]; 0 turns the
@@ -113,10 +114,9 @@ class OPMLLabelUpdater(BaseLabelUpdater):
         num = num_corrections(observed, class_ap, self.zeta)
         # the highest scores among all unobserved entries: the lowest of the
         # negated scores, with no entry excluded for an earlier correction
-        rows, cols = select_pseudo_negatives(
-            -scores, observed, torch.zeros_like(bank.pseudo_label), num)
-        before = int((bank.pseudo_label == PSEUDO_POSITIVE).sum())
-        bank.pseudo_label[rows, cols] = PSEUDO_POSITIVE
-        after = int((bank.pseudo_label == PSEUDO_POSITIVE).sum())
-        stats['new_positives'] = after - before
+        chosen = lowest_per_class(-scores, ~observed, num)
+        stats['new_positives'] = int(
+            count_per_class(chosen
+                            & (bank.pseudo_label != PSEUDO_POSITIVE)).sum())
+        bank.pseudo_label.masked_fill_(chosen, PSEUDO_POSITIVE)
         return stats

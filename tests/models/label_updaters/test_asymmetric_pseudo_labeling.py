@@ -3,7 +3,7 @@ import torch
 
 from spml_mm.models import LabelBank
 from spml_mm.models.label_updaters import (AsymmetricPseudoLabeling,
-                                           select_pseudo_negatives)
+                                           lowest_per_class)
 
 # 8 samples, 3 classes; the observed positive of each row
 POSITIVE = [0, 1, 2, 0, 1, 0, 1, 0]
@@ -82,16 +82,13 @@ def test_count_is_the_release_integer():
 
 def test_select_respects_zero_counts_and_ties():
     scores = torch.tensor([[0.5, 0.2], [0.5, 0.2], [0.1, 0.9]])
-    obs = torch.zeros(3, 2, dtype=torch.bool)
-    state = torch.zeros(3, 2, dtype=torch.int8)
-    rows, cols = select_pseudo_negatives(scores, obs, state,
-                                         torch.tensor([2, 0]))
+    free = torch.ones(3, 2, dtype=torch.bool)
+    rows, cols = lowest_per_class(scores, free,
+                                  torch.tensor([2, 0])).nonzero().t()
     assert cols.tolist() == [0, 0]
-    # the lowest score, then one of the two tied ones
-    assert rows[0] == 2 and rows[1] in (0, 1)
-    rows, _ = select_pseudo_negatives(scores, obs, state,
-                                      torch.tensor([0, 0]))
-    assert rows.numel() == 0
+    # the lowest score, then the first of the two tied ones
+    assert rows.tolist() == [0, 2]
+    assert not lowest_per_class(scores, free, torch.tensor([0, 0])).any()
 
 
 def test_bad_theta():
