@@ -3,9 +3,10 @@
 Part 1 times, on random scores, what SPMLPseudoLabelHook does after the
 scoring pass at NUS-WIDE (150,000 x 81) and COCO (82,081 x 80) scale:
 assembling the gathered rows into N x C matrices (de-duplication by
-sample_idx), AsymmetricPseudoLabeling's update (one topk over the matrix),
-the accuracy diagnostic, and all three as the hook runs them
-(update_in_blocks). Part 2 times, on synthetic images, one training
+sample_idx), AsymmetricPseudoLabeling's update (one kthvalue per class),
+the precision/recall diagnostic, all three as the hook runs them
+(update_in_blocks), and OPML's update as the hook runs it (per-class AP and
+label correction). Part 2 times, on synthetic images, one training
 iteration and one eval-mode scoring batch of a model config, and reports the
 scoring pass's share of an epoch (it reads every training image once more,
 forward only). Wall-clock and process CPU seconds are both shown: on a
@@ -14,8 +15,10 @@ shared machine the CPU time is the steadier of the two.
 Example:
     python tools/benchmark/label_bank.py
     python tools/benchmark/label_bank.py --repeats 6 --iters 5 --batch-size 4
+    python tools/benchmark/label_bank.py --models --json bank.json  # bank only
 """
 import argparse
+import json
 import os.path as osp
 import statistics
 import sys
@@ -30,10 +33,11 @@ sys.path.insert(0, REPO)
 from mmpretrain.registry import MODELS  # noqa: E402
 from mmpretrain.structures import DataSample  # noqa: E402
 
-from spml_mm.engine.hooks.pseudo_label_hook import (  # noqa: E402
-    gather_records, pseudo_label_stats, update_in_blocks)
-from spml_mm.models import LabelBank  # noqa: E402
-from spml_mm.models.label_updaters import AsymmetricPseudoLabeling  # noqa
+from spml_mm.models import LabelBank, OPMLLabelBank  # noqa: E402
+from spml_mm.models.label_bank_scoring import (  # noqa: E402
+    gather_records, pseudo_label_counts, update_in_blocks)
+from spml_mm.models.label_updaters import (  # noqa: E402
+    AsymmetricPseudoLabeling, OPMLLabelUpdater)
 
 SIZES = {'NUS-WIDE': (150000, 81), 'COCO': (82081, 80)}
 MODELS_DEFAULT = ['configs/em_apl/vgg11bn_demo.py',
@@ -51,6 +55,9 @@ def parse_args():
     parser.add_argument('--batch-size', type=int, default=None,
                         help='batch size of the model timings (default: '
                         "the config's training batch size)")
+    parser.add_argument('--threads', type=int, default=1,
+                        help='torch threads (default 1)')
+    parser.add_argument('--json', help='also write the results here')
     return parser.parse_args()
 
 
@@ -75,9 +82,11 @@ def bank_rows(repeats, progress):
                    for i in range(0, n, 64)]
         apl = AsymmetricPseudoLabeling(0.9)
         bank = LabelBank(num_classes=c, num_samples=n)
+        opml = OPMLLabelUpdater(zeta=0.5, correction_start_epoch=1)
+        opml_bank = OPMLLabelBank(num_classes=c, num_samples=n)
         # T = 10, T_w = 4: six rounds; each timed update starts from a bank
         # that already holds the earlier rounds
-        timings = dict(gather=[], update=[], stats=[], hook=[])
+        timings = dict(gather=[], update=[], stats=[], hook=[], opml=[])
         for round_ in range(repeats):
             epoch = 4 + round_ % 6
             if epoch == 4:
@@ -89,12 +98,15 @@ def bank_rows(repeats, progress):
                 timed(lambda: apl.update(bank, scores, observed, epoch, 10,
                                          4)))
             timings['stats'].append(
-                timed(lambda: pseudo_label_stats(bank, full)))
+                timed(lambda: pseudo_label_counts(bank, observed, full)))
             bank.pseudo_label.copy_(before[0])
             bank.soft_label.copy_(before[1])
             timings['hook'].append(
                 timed(lambda: update_in_blocks(bank, records, apl, epoch, 10,
                                                4)))
+            timings['opml'].append(
+                timed(lambda: update_in_blocks(opml_bank, records, opml,
+                                               epoch, 10, 4)))
             progress.update()
         row = dict(name=f'{name} {n:,} x {c}',
                    selected=int(apl.num_per_epoch(observed, 6).sum()))
@@ -152,6 +164,7 @@ def model_row(config, iters, batch_size, progress):
 
 def main():
     args = parse_args()
+    torch.set_num_threads(args.threads)
     print(f'torch {torch.__version__}, {torch.get_num_threads()} threads')
     progress = ProgressBar(
         len(SIZES) * args.repeats + 2 * args.iters * len(args.models))
@@ -161,12 +174,13 @@ def main():
         for cfg in args.models
     ]
     print('\n\nBank work after each scoring pass, median wall / CPU seconds')
-    print('| matrix | assemble rows | APL update | diagnostic | all, as the '
-          'hook runs it | selected per round |')
-    print('| --- | --- | --- | --- | --- | --- |')
+    print('| matrix | assemble rows | APL update | diagnostic | APL, as the '
+          'hook runs it | OPML, as the hook runs it | selected per round |')
+    print('| --- | --- | --- | --- | --- | --- | --- |')
     for r in banks:
-        cells = ' | '.join(f'{r[k][0]:.3f} / {r[k][1]:.3f}'
-                           for k in ('gather', 'update', 'stats', 'hook'))
+        cells = ' | '.join(
+            f'{r[k][0]:.3f} / {r[k][1]:.3f}'
+            for k in ('gather', 'update', 'stats', 'hook', 'opml'))
         print(f'| {r["name"]} | {cells} | {r["selected"]:,} |')
     print('\nScoring pass vs training (seconds per image, median)')
     print('| model | training iteration | scoring (eval, no grad) | '
@@ -176,6 +190,10 @@ def main():
         share = r['score'] / (r['train'] + r['score'])
         print(f'| {r["name"]} | {r["train"]:.4f} | {r["score"]:.4f} | '
               f'{100 * share:.0f}% |')
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(dict(threads=args.threads, banks=banks, models=models),
+                      f, indent=1)
     worst = max(r['hook'][0] for r in banks)
     for r in models:
         n = SIZES['NUS-WIDE'][0]

@@ -48,7 +48,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
 from results_page import machine_summary, render_results_page  # noqa: E402
 
-from spml_mm.engine.hooks.pseudo_label_hook import (  # noqa: E402
+from spml_mm.models.label_bank_scoring import (  # noqa: E402
     classes_per_block, update_in_blocks)
 from spml_mm.models.label_bank import LabelBank  # noqa: E402
 from spml_mm.models.label_updaters import \

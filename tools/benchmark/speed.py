@@ -59,7 +59,7 @@ from label_bank import SIZES  # noqa: E402
 from loading import build_model  # noqa: E402
 from results_page import machine_summary, render_results_page  # noqa: E402
 
-from spml_mm.engine.hooks.pseudo_label_hook import \
+from spml_mm.models.label_bank_scoring import \
     update_in_blocks  # noqa: E402
 from spml_mm.models.data_preprocessors import split_views  # noqa: E402
 from spml_mm.models.label_bank import LabelBank  # noqa: E402

@@ -23,9 +23,13 @@ def consistency_value_and_grad(views: torch.Tensor
         tuple: Phi (a scalar) and its gradient (V, B, C).
     """
     p = torch.sigmoid(views)
-    num_views, spread = len(p), p - p.mean(0)
-    value = num_views * spread.square().sum((0, 2)).mean()
-    grad = (2 * num_views / views.size(1)) * spread * p * (1 - p)
+    num_views, num_samples = views.shape[:2]
+    spread = p - p.mean(0)
+    flat = spread.view(-1)
+    value = flat.dot(flat) * (num_views / num_samples)
+    # p (1 - p) = p - p^2, scaled by 2 V / B, times the spread
+    slope = torch.addcmul(p, p, p, value=-1)
+    grad = spread.mul_(slope).mul_(2 * num_views / num_samples)
     return value, grad
 
 

@@ -45,7 +45,10 @@ def lasd_value_and_grad(z: torch.Tensor,
         Lp = -(1 - p)^g+ log p      dLp/dz = (1 - p)^g+ [g+ p log p - (1 - p)]
         Ln = -p^g- log(1 - p)       dLn/dz = p^g- [p - g- (1 - p) log(1 - p)]
 
-    with ``g+ = gamma_pos`` and ``g- = gamma_neg``.
+    with ``g+ = gamma_pos`` and ``g- = gamma_neg``. Each entry has one of
+    the two terms: w+ > 0 exactly where ``s = 1`` or ``p > tau`` and w- = 0
+    there, so the terms are chosen entry by entry (``torch.where``) rather
+    than weighted by zeros.
     Powers are ``exp(gamma log p)`` from log-sigmoids, finite at any logit.
 
     Args:
@@ -60,18 +63,28 @@ def lasd_value_and_grad(z: torch.Tensor,
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    s = s.to(z.dtype)
     p, log_p = torch.sigmoid(z), F.logsigmoid(z)
     q, log_q = 1 - p, log_p - z  # log(1 - p) = log p - z
-    focus_pos = torch.exp(gamma_pos * log_q) if gamma_pos else 1.
-    focus_neg = torch.exp(gamma_neg * log_p) if gamma_neg else 1.
-    pseudo_pos = (p > tau).to(z.dtype)
-    w_pos = s + lambda_pos * (1 - s) * pseudo_pos
-    w_neg = lambda_neg * (1 - s) * (1 - pseudo_pos)
-    value = -(w_pos * focus_pos * log_p + w_neg * focus_neg * log_q)
-    grad = (w_pos * focus_pos * (gamma_pos * p * log_p - q) +
-            w_neg * focus_neg * (p - gamma_neg * q * log_q))
-    return value.sum(1).mean(), grad / z.size(0)
+    observed = s.bool()
+    positive = observed | (p > tau)
+    # w+ on the positive term's entries, w- on the others
+    weight = torch.where(
+        observed, 1., torch.where(positive, lambda_pos, lambda_neg))
+    if gamma_pos:
+        focus_pos = torch.exp(gamma_pos * log_q)
+        loss_pos = focus_pos * log_p
+        grad_pos = focus_pos * (gamma_pos * p * log_p - q)
+    else:
+        loss_pos, grad_pos = log_p, -q
+    if gamma_neg:
+        focus_neg = torch.exp(gamma_neg * log_p)
+        loss_neg = focus_neg * log_q
+        grad_neg = focus_neg * (p - gamma_neg * q * log_q)
+    else:
+        loss_neg, grad_neg = log_q, p
+    value = -(weight * torch.where(positive, loss_pos, loss_neg)).sum(1)
+    grad = torch.where(positive, grad_pos, grad_neg).mul_(weight)
+    return value.mean(), grad.div_(z.size(0))
 
 
 lasd_loss = differentiable(lasd_value_and_grad)
