@@ -266,7 +266,11 @@ class UnifiedSPMLLoss(nn.Module):
     schedule, set by :meth:`set_epoch` (called by ``SPMLEpochHook``) with the
     GR release's semantics: k's arguments use ``epoch / T``, v's
     ``(epoch + 1) / T`` (0-based epoch). Before the first call they sit at
-    their start values.
+    their start values. GR's components (``logistic`` k, ``gaussian`` v,
+    ``log`` or ``gce`` L1, ``gce`` L2, ``gce_neg`` L3, with any arguments)
+    are computed by ``gr_value_and_grad`` (``gr_loss.py``), GR's equation
+    with its analytic gradient; every other combination by autograd through
+    the components.
 
     Components (names and arguments):
 
@@ -332,7 +336,7 @@ class UnifiedSPMLLoss(nn.Module):
                                                     'k')
         self.v_func, self.v_args = _split_component(parts['v'], V_FUNCTIONS,
                                                     'v')
-        self.terms = {}
+        self.terms, funcs = {}, {}
         for name in ('l1', 'l2', 'l3'):
             term = _split_component(parts[name], LOSS_TERMS, name)
             if term and any(
@@ -340,6 +344,17 @@ class UnifiedSPMLLoss(nn.Module):
                 raise ValueError(f'{name} takes fixed arguments; only k and '
                                  'v follow epoch schedules')
             self.terms[name] = term and partial(term[0], **term[1])
+            funcs[name] = term and term[0]
+        # GR's components (any arguments) run as gr_value_and_grad, the one
+        # place where GR's equation is written
+        self._gr_q = None
+        if (not trainable_k and self.k_func is k_logistic
+                and self.v_func is v_gaussian
+                and funcs['l1'] in (log_loss, gce_loss)
+                and funcs['l2'] is gce_loss and funcs['l3'] is gce_neg_loss):
+            self._gr_q = tuple(
+                self.terms[name].keywords.get('q')
+                for name in ('l1', 'l2', 'l3'))
         self.trainable_k = trainable_k
         if trainable_k:
             if self.k_func is not k_logistic:
@@ -401,6 +416,12 @@ class UnifiedSPMLLoss(nn.Module):
                 keeps its paper's normalisation in any head.
         """
         self._warn_without_schedule()
+        if self._gr_q is not None:
+            # imported here: gr_loss.py builds GRLoss on this module's class
+            from .gr_loss import gr_loss
+            return gr_loss(cls_score, target, self._k_now['w'],
+                           self._k_now['b'], self._v_now['mu'],
+                           self._v_now['sigma'], *self._gr_q)
         k_args = dict(self.k_params) if self.trainable_k else self._k_now
         return unified_spml_loss(
             cls_score,

@@ -1,9 +1,13 @@
+import importlib
+from functools import partial
+
 import pytest
 import torch
 import torch.nn.functional as F
 
 from spml_mm.models.losses import GRLoss, UnifiedSPMLLoss, an_loss
-from spml_mm.models.losses.unified_spml_loss import PRESETS
+from spml_mm.models.losses.unified_spml_loss import (PRESETS,
+                                                     unified_spml_loss)
 
 
 @pytest.fixture
@@ -67,6 +71,38 @@ def test_gr_preset_is_grloss(batch):
     for epoch in (0, 4):
         assert preset.set_epoch(epoch, 6) == gr.set_epoch(epoch, 6)
         torch.testing.assert_close(preset(logits, target), gr(logits, target))
+
+
+@pytest.mark.parametrize('l1', [dict(type='log'), dict(type='gce', q=0.3)])
+def test_gr_components_run_gr_value_and_grad(batch, l1, monkeypatch):
+    """The gr preset, with any arguments, is computed by GR's own function,
+    and equals the framework's generic form (autograd of its components)."""
+    # the module, not the function the package exports under its name
+    gr_module = importlib.import_module('spml_mm.models.losses.gr_loss')
+    logits, target = batch
+    loss = UnifiedSPMLLoss(
+        preset='gr', l1=l1, l2=dict(type='gce', q=0.2),
+        l3=dict(type='gce_neg', q=1.5))
+    loss.set_epoch(2, 6)
+    z = logits.clone().requires_grad_()
+    value = loss(z, target)
+    value.backward()
+    parts = dict(k=partial(loss.k_func, **loss._k_now),
+                 v=partial(loss.v_func, **loss._v_now), **loss.terms)
+    z_ref = logits.clone().requires_grad_()  # the framework computes in fp32
+    expected = unified_spml_loss(z_ref, target, **parts)
+    expected.backward()
+    torch.testing.assert_close(value, expected, rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(z.grad, z_ref.grad, rtol=1e-4, atol=1e-8)
+    calls = []
+    monkeypatch.setattr(gr_module, 'gr_loss',
+                        lambda *args: calls.append(args[6:]) or value)
+    loss(logits, target)
+    assert calls == [(0.3 if l1['type'] == 'gce' else None, 0.2, 1.5)]
+    # another component is the generic form
+    calls.clear()
+    UnifiedSPMLLoss(preset='gr', l3=dict(type='hill'))(logits, target)
+    assert calls == []
 
 
 def test_components_override_the_preset(batch):
