@@ -1,7 +1,8 @@
-"""tools/benchmark/speed.py: its measurements and its report."""
+"""tools/benchmark/speed.py and its parts: the measuring module, the
+entry points and the report."""
+import json
 import os.path as osp
 import sys
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -9,7 +10,10 @@ import torch
 from tests.conftest import PYTHON, REPO, run_tool
 
 sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-import speed  # noqa: E402
+import measure  # noqa: E402
+import results_page  # noqa: E402
+import speed_losses  # noqa: E402
+import spml_setups  # noqa: E402
 
 
 @pytest.fixture
@@ -28,12 +32,12 @@ def test_profile_counts_live_tensors_and_operators():
         del a, b
         torch.empty(500_000)  # 2 MB after both are freed
 
-    assert speed.profile_call(fn) == dict(memory=12_000_000, ops=3)
+    assert measure.profile_call(fn) == dict(memory=12_000_000, ops=3)
     x = torch.randn(4, 3)
     # operators called by other operators (sigmoid's own kernels) do not count
-    assert speed.profile_call(lambda: x.sigmoid().exp().sum())['ops'] == 3
+    assert measure.profile_call(lambda: x.sigmoid().exp().sum())['ops'] == 3
     big = torch.randn(300, 300)
-    assert speed.costliest_operator(
+    assert measure.costliest_operator(
         lambda: (big @ big).add(1)).startswith('mm (')
 
 
@@ -47,8 +51,8 @@ def test_interleaved_ratio_of_twice_the_work(one_thread):
         x @ x
         x @ x
 
-    timed = speed.interleaved(dict(once=once, twice=twice), 'once', 7, 0.01)
-    assert speed.clock() is speed.time.thread_time
+    timed = measure.interleaved(dict(once=once, twice=twice), 'once', 7, 0.01)
+    assert measure.clock() is measure.time.thread_time
     assert timed['once']['ratio'] == 1
     assert 1.6 < timed['twice']['ratio'] < 2.5
     assert timed['twice']['time'] > timed['once']['time'] > 0
@@ -56,32 +60,33 @@ def test_interleaved_ratio_of_twice_the_work(one_thread):
 
 def test_every_resnet50_config_has_a_table_name():
     for dataset in ('coco', 'cub'):
-        found = speed.method_configs(dataset)
+        found = spml_setups.method_configs(dataset)
         assert {'AN', 'GR', 'EM', 'EM + APL', 'LASD', 'OPML-SP'} <= set(found)
-        assert set(found) <= set(speed.LABELS.values()), found
+        assert set(found) <= set(spml_setups.LABELS.values()), found
         for path in found.values():
             assert osp.isfile(osp.join(REPO, path))
 
 
 def test_loss_steps_see_the_configs_state():
-    cfg = speed.load(speed.method_configs('coco')['EM + APL'])
+    cfg = spml_setups.load(spml_setups.method_configs('coco')['EM + APL'])
     g = torch.Generator().manual_seed(0)
-    target = speed.one_positive(64, 80, g)
-    bank = speed.trained_bank(cfg, target, g)
+    target = spml_setups.one_positive(64, 80, g)
+    bank = spml_setups.trained_bank(cfg, target, g)
     # APL over the whole run: about theta = 0.9 of the unobserved entries
-    negatives = int((bank.entries(speed.samples_of(target))['pseudo_label']
+    negatives = int((bank.entries(
+        spml_setups.samples_of(target))['pseudo_label']
                      == -1).sum())
     assert 0.8 * 0.9 * 64 * 79 < negatives <= 0.9 * 64 * 79
     # every step runs forward and backward
-    for name, path in speed.method_configs('cub').items():
-        speed.loss_step(speed.load(path), 8, 312)()
-    speed.loss_step(None, 8, 312)()
+    for name, path in spml_setups.method_configs('cub').items():
+        speed_losses.loss_step(spml_setups.load(path), 8, 312)()
+    speed_losses.loss_step(None, 8, 312)()
 
 
 def fake_results(gr_ratio, lasd_share):
     losses = {
-        shape: {
-            speed.REFERENCE_NAME: dict(
+        f'{b}x{c}': {
+            results_page.REFERENCE_NAME: dict(
                 ratio=1., time=1e-4, memory=2**20, ops=17,
                 costliest='binary_cross_entropy_with_logits (40%)'),
             'AN': dict(ratio=1.05, time=1.5e-4, memory=2**20, ops=28,
@@ -89,9 +94,11 @@ def fake_results(gr_ratio, lasd_share):
             'GR': dict(ratio=gr_ratio, time=3e-4, memory=2**21, ops=74,
                        costliest='pow (30%)'),
         }
-        for shape in speed.LOSS_SHAPES
+        for b, c in speed_losses.LOSS_SHAPES
     }
+    losses = dict(threads=1, timer='thread', shapes=losses)
     iteration = dict(
+        batch=8, img_size=224, config='configs/an/resnet50_coco.py',
         iteration={
             'SPMLLinearClsHead + ANLoss': dict(ratio=1.01, time=2., memory=0),
             'MMPretrain': dict(ratio=1., time=1.98, memory=0)
@@ -106,20 +113,34 @@ def fake_results(gr_ratio, lasd_share):
 
 
 def test_report_says_which_targets_are_missed():
-    args = SimpleNamespace(img_size=224, batch_size=8)
-    text = speed.report(*fake_results(1.9, 0.01), args, 'cmd')
+    text = results_page.speed_page(*fake_results(1.9, 0.01), ['cmd'])
     assert '- every loss within its target ratio to BCE: met' in text
     assert '- head share of an iteration under 5%: met' in text
     assert ('| GR | 1.90 (2) | 300 | 2.00 | 1.90 (2.5) | 300 | 2.00 | '
             '1.90 (2.5) | 300 | 2.00 | 74 | pow (30%) | yes |') in text
     assert '| AN | 1.05 (1.1) |' in text
-    assert f'| {speed.REFERENCE_NAME} | 1.00 | 100 |' in text
-    text = speed.report(*fake_results(2.1, 0.06), args, 'cmd')
+    assert f'| {results_page.REFERENCE_NAME} | 1.00 | 100 |' in text
+    assert 'Command: `cmd`' in text
+    text = results_page.speed_page(*fake_results(2.1, 0.06), ['cmd'])
     assert '- every loss within its target ratio to BCE: **missed** by GR' \
         in text
     assert '| LASD | 5.00 | 6.00% | **no** |' in text
     assert 'under 5%: **missed** by LASD' in text
     assert '| EM + APL | COCO 82,081 x 80 | 0.500 | 64.00 | 16.00 |' in text
+
+
+def test_history_beside_this_run():
+    losses, iteration, banks = fake_results(1.9, 0.01)
+    history = dict(runs=[dict(label='old', source='a commit',
+                              ratios=dict(GR=[5.2, 6.04], AN=[1.5]))])
+    text = results_page.speed_page(losses, None, None, ['cmd'], history)
+    assert '*old*: a commit; *now*: the table above.' in text
+    assert '| loss | old | now |' in text
+    assert '| GR | 5.20 / 6.04 | 1.90 / 1.90 / 1.90 |' in text
+    assert '| AN | 1.50 | 1.05 / 1.05 / 1.05 |' in text
+    assert '| EM | - | - / - / - |' in text
+    # without the iteration part there is no head target
+    assert 'head share' not in text
 
 
 def test_quick_run_writes_its_page(tmp_path):
@@ -133,6 +154,20 @@ def test_quick_run_writes_its_page(tmp_path):
     for section in ('### Loss forward', '### Training iteration',
                     '### Label-bank update', '### Targets'):
         assert section in text
-    for name in speed.method_configs('coco'):
+    for name in spml_setups.method_configs('coco'):
         assert f'| {name} |' in text
     assert 'CPU, 1 torch thread, timed by the thread\'s CPU time' in text
+    # one JSON per measure, which the page is rendered from
+    for part in ('losses', 'iteration', 'banks'):
+        with open(tmp_path / f'speed_{part}.json') as f:
+            assert json.load(f)['command'].startswith(
+                'python tools/benchmark/speed.py --quick')
+    # an entry point alone re-renders the page from the parts there
+    out = run_tool([
+        PYTHON, 'tools/benchmark/speed_banks.py', '--repeats', '1',
+        '--scale', '0.01', '--threads', '1', '--out-dir',
+        str(tmp_path)
+    ])
+    text = (tmp_path / 'speed.md').read_text()
+    assert 'Command: `python tools/benchmark/speed_banks.py --repeats 1' \
+        in text and '### Training iteration' in text
