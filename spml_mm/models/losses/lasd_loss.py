@@ -67,24 +67,26 @@ def lasd_value_and_grad(z: torch.Tensor,
     q, log_q = 1 - p, log_p - z  # log(1 - p) = log p - z
     observed = s.bool()
     positive = observed | (p > tau)
-    # w+ on the positive term's entries, w- on the others
-    weight = torch.where(
-        observed, 1., torch.where(positive, lambda_pos, lambda_neg))
+    # w+ on the positive term's entries, w- on the others; with the batch
+    # mean's 1 / B
+    one, w_pos, w_neg = z.new_tensor([1., lambda_pos, lambda_neg]) / z.size(0)
+    weight = torch.where(observed, one, torch.where(positive, w_pos, w_neg))
     if gamma_pos:
         focus_pos = torch.exp(gamma_pos * log_q)
         loss_pos = focus_pos * log_p
-        grad_pos = focus_pos * (gamma_pos * p * log_p - q)
+        grad_pos = focus_pos * torch.addcmul(-q, p, log_p, value=gamma_pos)
     else:
         loss_pos, grad_pos = log_p, -q
     if gamma_neg:
         focus_neg = torch.exp(gamma_neg * log_p)
         loss_neg = focus_neg * log_q
-        grad_neg = focus_neg * (p - gamma_neg * q * log_q)
+        grad_neg = focus_neg * torch.addcmul(p, q, log_q, value=-gamma_neg)
     else:
         loss_neg, grad_neg = log_q, p
-    value = -(weight * torch.where(positive, loss_pos, loss_neg)).sum(1)
+    term = torch.where(positive, loss_pos, loss_neg)
+    value = -weight.view(-1).dot(term.view(-1))
     grad = torch.where(positive, grad_pos, grad_neg).mul_(weight)
-    return value.mean(), grad.div_(z.size(0))
+    return value, grad
 
 
 lasd_loss = differentiable(lasd_value_and_grad)
