@@ -222,10 +222,12 @@ def pseudo_label_counts(bank: LabelBank, observed: torch.Tensor,
 
 def pseudo_label_stats(counts: Dict[str, int]) -> Dict[str, float]:
     """The counts of :func:`pseudo_label_counts` as the log shows them:
-    each kind's count and, with true labels, its precision (the share of
-    pseudo-labels that are right) and recall (the share of the entries
-    that could rightly be labelled that are), in percent (EM paper,
-    Table 4). For diagnostics only."""
+    each kind's count (``pseudo_negatives``, ``pseudo_positives``) and,
+    with true labels, its precision as ``pseudo_<kind>_acc`` (the share of
+    pseudo-labels that are right, the EM paper's Table 4 accuracy) and its
+    recall as ``pseudo_<kind>_recall`` (the share of the entries that could
+    rightly be labelled that are: the true negatives, or the unobserved true
+    positives), in percent. For diagnostics only."""
     stats = {}
     for name in ('negative', 'positive'):
         num = counts[f'pseudo_{name}s']
@@ -233,7 +235,7 @@ def pseudo_label_stats(counts: Dict[str, int]) -> Dict[str, float]:
         if f'right_{name}s' in counts:
             right, true = counts[f'right_{name}s'], counts[f'true_{name}s']
             if num:
-                stats[f'pseudo_{name}_precision'] = 100 * right / num
+                stats[f'pseudo_{name}_acc'] = 100 * right / num
             if true:
                 stats[f'pseudo_{name}_recall'] = 100 * right / true
     return stats

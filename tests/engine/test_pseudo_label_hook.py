@@ -76,7 +76,7 @@ def test_resumed_run_ends_like_an_uninterrupted_one(tiny_demo, tmp_path):
     # T - T_w = 2 rounds after epochs 1 and 2, none after the last one
     counts = re.findall(r'Pseudo-labels after epoch (\d): new_negatives: '
                         r'(\d+), pseudo_negatives: (\d+), '
-                        r'pseudo_negative_precision: ([\d.]+), '
+                        r'pseudo_negative_acc: ([\d.]+), '
                         r'pseudo_negative_recall: ([\d.]+)', out)
     assert [c[0] for c in counts] == ['1', '2']
     assert int(counts[1][2]) == int(counts[0][1]) + int(counts[1][1]) > 0

@@ -73,9 +73,9 @@ def test_stats_compare_with_the_true_labels():
                           true_negatives=4, pseudo_positives=1,
                           right_positives=0, true_positives=0)
     assert pseudo_label_stats(counts) == dict(
-        pseudo_negatives=2, pseudo_negative_precision=50.,
+        pseudo_negatives=2, pseudo_negative_acc=50.,
         pseudo_negative_recall=25., pseudo_positives=1,
-        pseudo_positive_precision=0.)
+        pseudo_positive_acc=0.)
     # a true positive left unobserved: the positive's recall is 0 of 1
     observed[0, 1] = False
     stats = pseudo_label_stats(pseudo_label_counts(bank, observed, full))

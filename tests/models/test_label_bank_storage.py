@@ -109,7 +109,7 @@ def test_compact_banks_select_the_same_pseudo_labels():
         assert stats['pseudo_negatives'] == int((states == -1).sum())
         # full labels came with every record: precision and recall are
         # reported
-        assert 0 <= stats['pseudo_negative_precision'] <= 100
+        assert 0 <= stats['pseudo_negative_acc'] <= 100
         assert 0 < stats['pseudo_negative_recall'] <= 100
         error = (soft - reference.soft_label).abs()
         if storage == 'full':

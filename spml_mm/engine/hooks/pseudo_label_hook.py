@@ -68,7 +68,8 @@ class SPMLPseudoLabelHook(Hook):
     After each update the log line ``Pseudo-labels after epoch e: ...``
     gives the update's numbers and the count of negative and positive
     pseudo-labels and, when the training samples carry ``gt_label_full``,
-    their precision and recall in percent (a diagnostic; no loss reads the
+    their precision (``pseudo_<kind>_acc``) and recall
+    (``pseudo_<kind>_recall``) in percent (a diagnostic; no loss reads the
     true labels). The same numbers go to the message hub as ``train/<name>``
     scalars, so the training log and the visualizer's backends (e.g.
     ``TensorboardVisBackend`` in ``vis_backends``) plot them.
@@ -97,12 +98,13 @@ class SPMLPseudoLabelHook(Hook):
             rank at once: the (N, C) scores are gathered and the bank
             updated in blocks of classes whose (N, block) float32 scores fit
             in it (a multiple of 8 classes, at least 8; see
-            :func:`update_in_blocks`). The result does not depend on it.
-            While a block is gathered and updated a rank holds about 10
-            times the bound (its copies, the decoded bank block, the
-            update's buffers: 0.71 GB at 1M x 600 with 16-class blocks on 2
-            ranks, ``tools/benchmark/label_bank_scale.py``). Defaults to 256
-            (one block up to N x C = 67M entries).
+            :func:`~spml_mm.models.label_bank_scoring.update_in_blocks`).
+            The result does not depend on it. The gather of a block holds
+            at most twice the bound on a rank (the block's scores and
+            labels, 1.25 times, and one round of rows; 1.7 times measured
+            on 2 gloo ranks, ``tests/models/test_label_bank_scoring.py``);
+            the update rule's buffers come on top. Defaults to 256 (one
+            block up to N x C = 67M entries).
 
     Example:
         >>> custom_hooks = [
