@@ -4,6 +4,7 @@ scores block by block across ranks, and update the bank.
 :class:`~spml_mm.engine.hooks.SPMLPseudoLabelHook` decides when this runs;
 everything about how lives here.
 """
+import bisect
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -65,7 +66,7 @@ def classes_per_block(num_samples: int, num_classes: int,
 
 def count_non_finite(records: Sequence[Record]) -> int:
     """Scores that are NaN or infinite, summed over all ranks."""
-    bad = sum(int((~r[1].isfinite()).sum()) for r in records)
+    bad = sum(int((~r[1].isfinite()).count_nonzero()) for r in records)
     return int(sum(t.item() for t in dist.all_gather(torch.tensor([bad]))))
 
 
@@ -111,15 +112,20 @@ def _sample_positions(
     return index, counts, first, has_full, device
 
 
-def _local_rows(records: Sequence[Record], start: int, end: int,
-                classes: slice, has_full: bool,
+def _local_rows(records: Sequence[Record], offsets: List[int], start: int,
+                end: int, classes: slice, has_full: bool,
                 device) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Rows ``[start, end)`` of this rank's records (in record order):
-    their scores and their observed (and true) labels as one uint8 block."""
-    scores, labels, offset = [], [], 0
-    for index, score, observed, full in records:
-        lo, hi = max(start - offset, 0), min(end - offset, len(index))
-        offset += len(index)
+    """Rows ``[start, end)`` of this rank's records (in record order; record
+    ``i`` starts at row ``offsets[i]``): their scores and their observed
+    (and true) labels as one uint8 block."""
+    scores, labels = [], []
+    first = bisect.bisect_right(offsets, start) - 1
+    for offset, (index, score, observed, full) in zip(
+            offsets[first:], records[first:]):
+        if offset >= end:
+            break
+        lo, hi = start - offset, end - offset
+        lo, hi = max(lo, 0), min(hi, len(index))
         if lo >= hi:
             continue
         scores.append(score[lo:hi, classes])
@@ -176,11 +182,15 @@ def gather_records(
     label_chunk = labels.new_zeros(rows, label_width)
     starts = [sum(counts[:r]) for r in range(world)]
     own = counts[dist.get_rank()]
+    offsets = [0]
+    for record in records:
+        offsets.append(offsets[-1] + len(record[0]))
     for start in range(0, max(counts), rows):
         end = min(start + rows, own)
         if start < end:
             score_chunk[:end - start], label_chunk[:end - start] = \
-                _local_rows(records, start, end, classes, has_full, device)
+                _local_rows(records, offsets, start, end, classes, has_full,
+                            device)
         for rank, (score, label) in enumerate(
                 zip(dist.all_gather(score_chunk),
                     dist.all_gather(label_chunk))):
@@ -190,10 +200,12 @@ def gather_records(
             position = torch.arange(
                 starts[rank] + start, starts[rank] + start + num,
                 device=index.device)
-            sample = index[position]
+            sample, score, label = index[position], score[:num], label[:num]
             keep = first[sample] == position
-            scores[sample[keep]] = score[:num][keep]
-            labels[sample[keep]] = label[:num][keep]
+            if not keep.all():  # a padded copy of a sample scored before
+                sample, score, label = sample[keep], score[keep], label[keep]
+            scores.index_copy_(0, sample, score)
+            labels.index_copy_(0, sample, label)
     labels = labels.view(torch.bool)
     observed, full = labels[:, :width], labels[:, width:]
     return scores, observed, full if has_full else None
@@ -208,15 +220,15 @@ def pseudo_label_counts(bank: LabelBank, observed: torch.Tensor,
     for name, state, truth in (('negative', PSEUDO_NEGATIVE, False),
                                ('positive', PSEUDO_POSITIVE, True)):
         chosen = bank.pseudo_label == state
-        counts[f'pseudo_{name}s'] = int(chosen.sum())
+        counts[f'pseudo_{name}s'] = int(chosen.count_nonzero())
         if full is not None:
             true = full.to(chosen.device)
             right = true if truth else ~true
             # the entries a pseudo-label could rightly go to: the true
             # negatives, or the true positives that are not observed
             candidates = right & ~observed.to(chosen.device)
-            counts[f'right_{name}s'] = int((chosen & right).sum())
-            counts[f'true_{name}s'] = int(candidates.sum())
+            counts[f'right_{name}s'] = int((chosen & right).count_nonzero())
+            counts[f'true_{name}s'] = int(candidates.count_nonzero())
     return counts
 
 

@@ -58,7 +58,46 @@ def parse_args():
     parser.add_argument('--threads', type=int, default=1,
                         help='torch threads (default 1)')
     parser.add_argument('--json', help='also write the results here')
+    parser.add_argument(
+        '--before', help='the --json of an earlier run (e.g. '
+        'docs/results/label_bank_update_before.json): the bank table of '
+        '--md shows its CPU seconds beside this run\'s')
+    parser.add_argument(
+        '--md', help='write the bank table (CPU seconds, with --before '
+        'beside) here, e.g. docs/results/label_bank_update.md, a section '
+        'of docs/RESULTS.md')
     return parser.parse_args()
+
+
+#: columns of the bank table: key of the timings, title
+BANK_COLUMNS = (('gather', 'assemble rows'), ('update', 'APL update'),
+                ('stats', 'diagnostic'), ('hook', 'APL, as the hook runs it'),
+                ('opml', 'OPML, as the hook runs it'))
+
+
+def bank_table(banks, before, command: str) -> str:
+    """The bank rows as markdown, process CPU seconds, an earlier run's
+    beside them (``before -> now``) where given."""
+    earlier = {r['name']: r for r in (before or {}).get('banks', [])}
+    lines = [
+        f'Command: `{command}` ({torch.get_num_threads()} torch thread(s)); '
+        'random scores, one process; median process CPU seconds of the '
+        'work SPMLPseudoLabelHook does after a scoring pass' +
+        (f'; before -> now, *before*: {before["source"]}' if before else '')
+        + '.', '',
+        '| matrix | ' + ' | '.join(t for _, t in BANK_COLUMNS) +
+        ' | selected per round |', '| --- ' * (len(BANK_COLUMNS) + 2) + '|'
+    ]
+    for r in banks:
+        cells = []
+        for key, _ in BANK_COLUMNS:
+            old = earlier.get(r['name'], {}).get(key)
+            cells.append((f'{old[1]:.3f} -> ' if old else '') +
+                         f'{r[key][1]:.3f}')
+        lines.append(f'| {r["name"]} | ' + ' | '.join(cells) +
+                     f' | {r["selected"]:,} |')
+    return '\n'.join(lines) + '\n'
+
 
 
 def timed(fn):
@@ -190,6 +229,15 @@ def main():
         share = r['score'] / (r['train'] + r['score'])
         print(f'| {r["name"]} | {r["train"]:.4f} | {r["score"]:.4f} | '
               f'{100 * share:.0f}% |')
+    if args.md:
+        before = None
+        if args.before:
+            with open(args.before) as f:
+                before = json.load(f)
+        command = 'python tools/benchmark/label_bank.py ' + ' '.join(
+            sys.argv[1:])
+        with open(args.md, 'w') as f:
+            f.write(bank_table(banks, before, command))
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(dict(threads=args.threads, banks=banks, models=models),

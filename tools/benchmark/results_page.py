@@ -39,6 +39,7 @@ SECTIONS = (
     ('Cost', 'speed.md'),
     ('Multi-view training', 'multiview.md'),
     ('Label bank at scale', 'label_bank.md'),
+    ('Label-bank update after a scoring pass', 'label_bank_update.md'),
     ('Failure and recovery', 'faults.md'),
 )
 

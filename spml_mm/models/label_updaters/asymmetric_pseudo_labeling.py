@@ -53,5 +53,5 @@ class AsymmetricPseudoLabeling(BaseLabelUpdater):
         chosen = lowest_per_class(
             scores, ~observed & (bank.pseudo_label == UNLABELLED), num)
         bank.pseudo_label.masked_fill_(chosen, PSEUDO_NEGATIVE)
-        bank.soft_label.copy_(torch.where(chosen, scores, bank.soft_label))
+        torch.where(chosen, scores, bank.soft_label, out=bank.soft_label)
         return dict(new_negatives=int(count_per_class(chosen).sum()))
