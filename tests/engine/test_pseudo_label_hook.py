@@ -223,3 +223,41 @@ def test_scoring_loader_reads_the_chosen_pipeline(choice):
 def test_unknown_pipeline_choice():
     with pytest.raises(ValueError, match="pipeline must be 'train', 'test'"):
         SPMLPseudoLabelHook(warmup_epochs=1, pipeline='val')
+
+
+def test_update_numbers_reach_the_message_hub():
+    """After an update the hook puts its numbers in the message hub as
+    train/ scalars, which the log and the visualizer backends read."""
+    from mmengine.logging import MessageHub, MMLogger
+    from mmpretrain.structures import DataSample
+    bank = LabelBank(num_classes=3, num_samples=4)
+    hook = SPMLPseudoLabelHook(warmup_epochs=1, reuse_train_scores=True)
+    runner = SimpleNamespace(
+        model=torch.nn.Sequential(bank), epoch=0, max_epochs=3,
+        message_hub=MessageHub.get_instance('test_update_numbers'),
+        logger=MMLogger.get_instance('test_update_numbers'))
+    hook.before_train_epoch(runner)
+    samples = []
+    for i in range(4):
+        sample = DataSample(metainfo=dict(sample_idx=i)).set_gt_label([i % 3])
+        sample.set_field(torch.tensor([i % 3, (i + 1) % 3]), 'gt_label_full')
+        samples.append(sample)
+    target = torch.zeros(4, 3)
+    target[torch.arange(4), torch.arange(4) % 3] = 1
+    bank.record(samples, torch.randn(4, 3), target)
+    hook.after_train_epoch(runner)
+    # U_c = 2, 3, 3 over T - T_w = 2 rounds: int(0.9 * U_c / 2) = 0, 1, 1
+    hub = runner.message_hub
+    assert hub.get_scalar('train/new_negatives').current() == 2
+    assert hub.get_scalar('train/pseudo_negatives').current() == 2
+    assert hub.get_scalar('train/pseudo_positives').current() == 0
+    # every unobserved entry that is not a true positive is a true negative
+    negatives = (bank.pseudo_label == -1)
+    full = torch.zeros(4, 3, dtype=torch.bool)
+    full[torch.arange(4), torch.arange(4) % 3] = True
+    full[torch.arange(4), (torch.arange(4) + 1) % 3] = True
+    right = int((negatives & ~full).sum())
+    assert hub.get_scalar('train/pseudo_negative_acc').current() == \
+        pytest.approx(100 * right / 2)
+    assert hub.get_scalar('train/pseudo_negative_recall').current() == \
+        pytest.approx(100 * right / int((~full).sum()))
