@@ -28,7 +28,7 @@ from tests.conftest import REPO
 sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
 sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
 from loading import build_model  # noqa: E402
-from speed import num_views  # noqa: E402
+from spml_setups import num_views  # noqa: E402
 
 CONFIGS = sorted(
     osp.relpath(p, REPO)
