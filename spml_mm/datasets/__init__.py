@@ -1,11 +1,13 @@
 from .coco import SPMLCOCO, load_coco_split
 from .cub import SPMLCUB, load_cub_split
 from .demo import make_demo_dataset
+from .feature_cache import LoadCachedFeatures
 from .layout import ParsedSplit, SPMLLayoutDataset
 from .multilabel import SPMLMultiLabelDataset, load_multilabel_annotations
 from .nuswide import SPMLNUSWIDE, load_nuswide_split
 from .prepare import prepare_official
 from .protocol import observe_uniform, split_train_val
+from .proxy import make_proxy_dataset
 from .spml_dataset import SPMLDataset
 from .transforms import SinglePositiveLabel
 from .voc import SPMLVOC, load_voc_split
@@ -15,5 +17,6 @@ __all__ = [
     'observe_uniform', 'split_train_val', 'ParsedSplit', 'SPMLLayoutDataset',
     'SPMLVOC', 'SPMLCOCO', 'SPMLNUSWIDE', 'SPMLCUB', 'SPMLMultiLabelDataset',
     'load_voc_split', 'load_coco_split', 'load_nuswide_split',
-    'load_cub_split', 'load_multilabel_annotations', 'prepare_official'
+    'load_cub_split', 'load_multilabel_annotations', 'prepare_official',
+    'make_proxy_dataset', 'LoadCachedFeatures'
 ]

@@ -1,3 +1,4 @@
+from .backbones import *  # noqa: F401,F403
 from .data_preprocessors import *  # noqa: F401,F403
 from .heads import *  # noqa: F401,F403
 from .label_bank import LabelBank  # noqa: F401

@@ -1,0 +1,62 @@
+# VOC-like proxy (tools/make_proxy_data.py --like voc): 20 classes, 1.46 positives
+# per image, 4,574 train / 1,143 val / 5,823 test images of 128 px,
+# in the interchange format under data/proxy-voc. Images are read at their
+# 128 px (the resolution that fits a 2-core CPU; for ResNet-50 at 448 px add
+# Resize), a random horizontal flip for training as the papers; batch size
+# 8 as the papers' VOC/COCO runs.
+dataset_type = 'SPMLDataset'
+data_root = 'data/proxy-voc'
+num_classes = 20
+
+train_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='RandomFlip', prob=0.5, direction='horizontal'),
+    dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
+]
+test_pipeline = [
+    dict(type='LoadImageFromFile'),
+    dict(type='PackInputs'),
+]
+# The linear regime reads the frozen backbone's features from a cache instead
+# of the images (configs/*/efficientnet-lite0-linear_proxy-voc.py). Write it
+# once with
+#   python tools/cache_features.py configs/an/efficientnet-lite0_proxy-voc.py
+# It holds every image and its mirror image, so training keeps its random
+# horizontal flip.
+feature_cache = 'data/proxy-voc/features/efficientnet-lite0_128px.npz'
+cached_train_pipeline = [
+    dict(type='LoadCachedFeatures', cache_file=feature_cache, flip_prob=0.5),
+    dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
+]
+cached_test_pipeline = [
+    dict(type='LoadCachedFeatures', cache_file=feature_cache),
+    dict(type='PackInputs'),
+]
+
+train_dataloader = dict(
+    batch_size=8,
+    num_workers=0,
+    persistent_workers=False,
+    dataset=dict(
+        type=dataset_type,
+        data_root=data_root,
+        data_prefix='images',
+        split='train',
+        pipeline=train_pipeline),
+    sampler=dict(type='DefaultSampler', shuffle=True))
+val_dataloader = dict(
+    batch_size=64,
+    num_workers=0,
+    persistent_workers=False,
+    dataset=dict(
+        type=dataset_type,
+        data_root=data_root,
+        data_prefix='images',
+        split='val',
+        pipeline=test_pipeline),
+    sampler=dict(type='DefaultSampler', shuffle=False))
+# the val loader on the test split
+test_dataloader = dict(
+    val_dataloader, dataset=dict(val_dataloader['dataset'], split='test'))
+val_evaluator = dict(type='SPMLAveragePrecision')
+test_evaluator = val_evaluator

@@ -1,0 +1,15 @@
+# The linear regime of configs/opml/efficientnet-lite0-sp_proxy-voc.py: the
+# ImageNet-pretrained EfficientNet-Lite0 stays frozen and only the classifier
+# trains, on the features cached once by tools/cache_features.py (README,
+# Proxy benchmark). Learning rate chosen on the validation split
+# (docs/results/proxy.md).
+_base_ = ['./efficientnet-lite0-sp_proxy-voc.py']
+
+model = dict(
+    backbone=dict(
+        _delete_=True, type='PrecomputedFeatures', feature_dim=1280))
+data_preprocessor = dict(_delete_=True, type='ClsDataPreprocessor')
+train_dataloader = dict(dataset=dict(pipeline=_base_.cached_train_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))
+test_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))
+optim_wrapper = dict(optimizer=dict(lr=0.01))

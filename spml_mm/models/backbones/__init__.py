@@ -1,0 +1,3 @@
+from .precomputed_features import PrecomputedFeatures
+
+__all__ = ['PrecomputedFeatures']

@@ -1,0 +1,137 @@
+"""The proxy benchmarks: label statistics against their targets, the written
+interchange files and the protocol applied to them."""
+import os.path as osp
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from spml_mm.datasets import observe_uniform
+from spml_mm.datasets.proxy import (CLASS_GLYPHS, DISTRACTOR_GLYPHS,
+                                    PROXY_TARGETS, class_frequencies,
+                                    class_name, format_proxy_summary,
+                                    label_statistics, make_proxy_dataset,
+                                    proxy_groups, proxy_label_sampler,
+                                    split_sizes)
+
+
+def within(measured, target, tolerance=0.05):
+    return abs(measured - target) <= tolerance * target
+
+
+@pytest.mark.parametrize('like', ['voc', 'coco'])
+def test_class_frequencies_span_the_targets_and_sum_to_the_positives(like):
+    targets = PROXY_TARGETS[like]
+    freq = class_frequencies(targets)
+    assert len(freq) == targets.num_classes
+    assert freq[0] == pytest.approx(targets.max_frequency)
+    assert freq[-1] == pytest.approx(targets.min_frequency)
+    assert freq.sum() == pytest.approx(targets.avg_positives, rel=1e-6)
+    assert (np.diff(freq) < 0).all()
+
+
+def test_glyph_classes_are_distinct_and_distractors_belong_to_none():
+    for like, glyphs in CLASS_GLYPHS.items():
+        assert len(glyphs) == PROXY_TARGETS[like].num_classes
+        names = [class_name(g) for g in glyphs]
+        assert len(set(names)) == len(names)
+        assert not set(glyphs) & set(DISTRACTOR_GLYPHS[like])
+
+
+@pytest.mark.parametrize('like,num_images', [('voc', 500), ('coco', 1250)])
+def test_sampled_label_sets_meet_the_targets_within_5_percent(
+        like, num_images):
+    # the smallest sizes at which the rarest class's quota rounds to its
+    # target (VOC: 2.5% of 500 = 12.5 images, COCO: 0.8% of 1,250 = 10)
+    targets = PROXY_TARGETS[like]
+    labels = proxy_label_sampler(like).sample(num_images,
+                                              np.random.RandomState(3))
+    stats = label_statistics(labels, proxy_groups(like))
+    assert labels.shape == (num_images, targets.num_classes)
+    assert labels.sum(1).min() >= 1  # every image has a positive
+    assert within(stats['avg_positives'], targets.avg_positives)
+    assert within(stats['max_frequency'], targets.max_frequency)
+    assert within(stats['min_frequency'], targets.min_frequency)
+    expected_fnr = (targets.avg_positives - 1) / (targets.num_classes - 1)
+    assert within(stats['an_false_negative_rate'], expected_fnr)
+    # classes of a group occur together more often than chance, and more
+    # often than classes of different groups
+    assert stats['within_group_lift'] > 1.5 > stats['between_group_lift']
+
+
+def test_label_statistics_by_hand():
+    labels = np.array([[1, 1, 0], [1, 0, 0], [0, 0, 1], [1, 1, 1]], float)
+    stats = label_statistics(labels, np.array([0, 0, 1]))
+    assert stats['avg_positives'] == 7 / 4
+    assert stats['max_frequency'] == 3 / 4
+    assert stats['min_frequency'] == 2 / 4
+    # assumed negatives: 2 per image; positives among them: 1+0+0+2
+    assert stats['an_false_negative_rate'] == 3 / 8
+    # classes 0 and 1 (one group): P(0,1) = 2/4, P(0) P(1) = 3/4 * 2/4
+    assert stats['within_group_lift'] == pytest.approx((2 / 4) / (3 / 8))
+
+
+def test_split_sizes_follow_the_real_datasets():
+    assert split_sizes('voc') == dict(train=5717, val=5823)
+    assert split_sizes('coco', 0.1) == dict(train=8208, val=4014)
+    with pytest.raises(ValueError, match='fraction'):
+        split_sizes('voc', 0.)
+
+
+@pytest.fixture(scope='module')
+def small_voc(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp('proxy_voc'))
+    summary = make_proxy_dataset(root, 'voc', image_size=64, seed=0,
+                                 sizes=dict(train=500, val=500))
+    return root, summary
+
+
+def test_written_proxy_meets_the_targets_and_the_interchange_format(
+        small_voc):
+    root, summary = small_voc
+    targets = PROXY_TARGETS['voc']
+    for split in ('train', 'val'):
+        labels = np.load(osp.join(root, f'formatted_{split}_labels.npy'))
+        images = np.load(osp.join(root, f'formatted_{split}_images.npy'))
+        observed = np.load(
+            osp.join(root, f'formatted_{split}_labels_obs.npy'))
+        assert labels.shape == (500, 20) and len(images) == 500
+        # the protocol's observed positives, as prepare_spml.py writes them
+        np.testing.assert_array_equal(observed,
+                                      observe_uniform(labels, seed=1200))
+        assert ((observed == 1).sum(1) == 1).all()
+        stats = summary[split]
+        for key in ('avg_positives', 'max_frequency', 'min_frequency'):
+            assert within(stats[key], getattr(targets, key)), (split, key)
+        with Image.open(osp.join(root, 'images', images[0])) as image:
+            assert image.size == (64, 64) and image.mode == 'RGB'
+    assert summary['protocol'] == dict(train=400, val=100, test=500)
+    classes = open(osp.join(root, 'classes.txt')).read().split()
+    assert classes[:2] == ['upper_A', 'upper_B'] and len(classes) == 20
+    text = format_proxy_summary('voc', summary)
+    assert 'avg_positives           1.4600' in text
+
+
+def test_proxy_loads_through_the_dataset_configs(small_voc):
+    root, _ = small_voc
+    from tests.datasets.conftest import _config_dataset
+    config = 'configs/an/efficientnet-lite0_proxy-voc.py'
+    train = _config_dataset(config, 'train', root)
+    test = _config_dataset(config, 'test', root)
+    assert len(train) == 400 and len(test) == 500
+    info = train.get_data_info(0)
+    assert len(info['gt_label']) == 1 and osp.isfile(info['img_path'])
+
+
+def test_generation_is_deterministic_in_its_seed(tmp_path):
+    kwargs = dict(like='coco', image_size=32, sizes=dict(train=12, val=10))
+    make_proxy_dataset(str(tmp_path / 'a'), seed=1, **kwargs)
+    make_proxy_dataset(str(tmp_path / 'b'), seed=1, **kwargs)
+    make_proxy_dataset(str(tmp_path / 'c'), seed=2, **kwargs)
+
+    def read(name, run):
+        return (tmp_path / run / name).read_bytes()
+
+    for name in ('formatted_train_labels.npy', 'images/val/val_000003.jpg'):
+        assert read(name, 'a') == read(name, 'b')
+        assert read(name, 'a') != read(name, 'c')

@@ -1,0 +1,98 @@
+"""Cache a frozen backbone's features of every image of a config's dataset.
+
+Runs the config's backbone and neck (with their pretrained weights, in eval
+mode) over the images of the train, val and test splits through the test
+pipeline, and writes each image's features and those of its mirror image to
+one ``.npz`` (``spml_mm.datasets.feature_cache``). Configs of the linear
+regime read it with ``LoadCachedFeatures`` and train only the classifier.
+
+Example:
+    python tools/cache_features.py configs/an/efficientnet-lite0_proxy-voc.py
+    # writes the config's feature_cache file, or --out FILE
+"""
+import argparse
+import os
+import os.path as osp
+import time
+
+import numpy as np
+import torch
+from mmengine.config import Config
+from mmengine.dataset import pseudo_collate
+from mmengine.registry import init_default_scope
+from mmengine.utils import ProgressBar
+
+
+def image_paths(cfg: Config) -> list:
+    """``img_path`` of every sample of the train, val and test loaders,
+    each once, in loader order."""
+    from mmpretrain.registry import DATASETS
+    seen, paths = set(), []
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        dataset_cfg = cfg[loader]['dataset'].copy()
+        dataset_cfg['pipeline'] = []
+        dataset = DATASETS.build(dataset_cfg)
+        for i in range(len(dataset)):
+            path = dataset.get_data_info(i)['img_path']
+            if path not in seen:
+                seen.add(path)
+                paths.append(path)
+    return paths
+
+
+@torch.no_grad()
+def extract(cfg: Config, paths: list, batch_size: int) -> tuple:
+    """Features of each image and of its mirror image, (N, D) each."""
+    from mmcv.transforms import Compose
+    from mmpretrain.registry import MODELS
+    model_cfg = cfg.model.copy()
+    model_cfg.setdefault('data_preprocessor', cfg.get('data_preprocessor'))
+    model = MODELS.build(model_cfg)
+    model.init_weights()
+    model.eval()
+    pipeline = Compose(cfg.test_dataloader.dataset.pipeline)
+    features, flipped = [], []
+    progress = ProgressBar(len(paths))
+    for start in range(0, len(paths), batch_size):
+        batch = pseudo_collate([
+            pipeline(dict(img_path=path, sample_idx=start + i))
+            for i, path in enumerate(paths[start:start + batch_size])
+        ])
+        inputs = model.data_preprocessor(batch, False)['inputs']
+        features.append(model.extract_feat(inputs)[-1].numpy())
+        flipped.append(model.extract_feat(inputs.flip(-1))[-1].numpy())
+        for _ in range(len(batch['inputs'])):
+            progress.update()
+    print()
+    return np.concatenate(features), np.concatenate(flipped)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('config', help='a config that trains on the images')
+    parser.add_argument('--out', default=None,
+                        help="defaults to the config's feature_cache")
+    parser.add_argument('--batch-size', type=int, default=64)
+    parser.add_argument('--threads', type=int, default=None,
+                        help='torch CPU threads (default: torch decides)')
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cfg = Config.fromfile(args.config)
+    out = args.out or cfg.get('feature_cache')
+    if out is None:
+        parser.error('the config names no feature_cache: give --out')
+    init_default_scope('mmpretrain')
+    import spml_mm  # noqa: F401  (registers the SPML datasets and heads)
+    start = time.time()
+    paths = image_paths(cfg)
+    features, flipped = extract(cfg, paths, args.batch_size)
+    os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
+    np.savez(out, images=np.array(paths), features=features.astype(np.float16),
+             features_flipped=flipped.astype(np.float16))
+    print(f'{len(paths)} images x {features.shape[1]} features (and their '
+          f'mirror images) in {time.time() - start:.0f} s to {out}')
+
+
+if __name__ == '__main__':
+    main()

