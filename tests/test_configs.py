@@ -40,7 +40,7 @@ CONFIGS = sorted(
 #: and small images elsewhere (ViT resizes its position embedding).
 INPUT_SIZE = dict(
     VGG=48, ResNet=64, ConvNeXt=64, VisionTransformer=32,
-    SwinTransformer=224)
+    SwinTransformer=224, TIMMBackbone=64)
 
 MMPRETRAIN_ZOO = osp.join(
     osp.dirname(__import__('mmpretrain').__file__), '.mim', 'configs')
@@ -129,6 +129,13 @@ def test_config_builds(path):
     checkpoint = init.get('checkpoint', '')
     if 'demo' in path:
         assert not checkpoint, 'demo configs train from scratch'
+    elif cfg.model.backbone.type == 'PrecomputedFeatures':
+        # the linear regime: a frozen backbone's cached features
+        assert not checkpoint
+    elif cfg.model.backbone.type == 'TIMMBackbone':
+        # tools/convert_efficientnet_lite.py's output
+        assert checkpoint == 'checkpoints/efficientnet-lite0_timm.pth'
+        assert init.get('prefix') == 'backbone.'
     elif checkpoint.startswith('http'):
         # an MMPretrain classifier checkpoint: the backbone's weights only
         assert checkpoint in zoo_weights(), checkpoint
@@ -163,7 +170,8 @@ def pairings():
 
 
 def tiny_batch(cfg, size, views, generator):
-    """Two random images with one observed positive each."""
+    """Two random images (or cached features) with one observed positive
+    each."""
     samples = []
     for idx in range(2):
         positive = int(torch.randint(cfg.num_classes, (1, ),
@@ -174,6 +182,11 @@ def tiny_batch(cfg, size, views, generator):
         samples.append(sample)
 
     def images():
+        if cfg.model.backbone.type == 'PrecomputedFeatures':
+            return [
+                torch.randn(cfg.model.backbone.feature_dim, 1, 1,
+                            generator=generator) for _ in samples
+            ]
         return [
             torch.randint(0, 256, (3, size, size), dtype=torch.uint8,
                           generator=generator) for _ in samples
@@ -195,7 +208,7 @@ def test_one_training_iteration(path):
         if callable(getattr(module, 'set_epoch', None)):
             module.set_epoch(0, cfg.train_cfg.max_epochs)
     optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
-    size = INPUT_SIZE[cfg.model.backbone.type]
+    size = INPUT_SIZE.get(cfg.model.backbone.type)
     data = tiny_batch(cfg, size, num_views(cfg),
                       torch.Generator().manual_seed(0))
     head_before = model.head.fc.weight.detach().clone()
@@ -211,7 +224,9 @@ def test_one_training_iteration(path):
     if cfg.model.head.get('consistency'):
         assert 'loss_consistency' in losses
     # the optimizer step reached the head and, through it, the backbone
+    # (a backbone of cached features has nothing to train)
     assert not torch.equal(model.head.fc.weight, head_before)
     after = [p for p in model.backbone.parameters() if p.requires_grad]
-    assert sum(not torch.equal(a, b)
-               for a, b in zip(after, backbone_before)) > len(after) // 2
+    assert after or cfg.model.backbone.type == 'PrecomputedFeatures'
+    assert not after or sum(not torch.equal(a, b) for a, b in zip(
+        after, backbone_before)) > len(after) // 2

@@ -1,14 +1,16 @@
 # The linear regime of configs/an/efficientnet-lite0_proxy-voc.py: the
 # ImageNet-pretrained EfficientNet-Lite0 stays frozen and only the classifier
 # trains, on the features cached once by tools/cache_features.py (README,
-# Proxy benchmark). Learning rate chosen on the validation split
-# (docs/results/proxy.md).
+# Proxy benchmark). The learning rate is a provisional linear-probe value
+# (Adam 1e-3, SGD 1e-2), not yet searched: tools/benchmark/accuracy.py
+# --suite proxy-... --lr-search measures it on the validation split.
 _base_ = ['./efficientnet-lite0_proxy-voc.py']
 
 model = dict(
     backbone=dict(
         _delete_=True, type='PrecomputedFeatures', feature_dim=1280))
-data_preprocessor = dict(_delete_=True, type='ClsDataPreprocessor')
+data_preprocessor = dict(
+    _delete_=True, type='ClsDataPreprocessor', num_classes=20)
 train_dataloader = dict(dataset=dict(pipeline=_base_.cached_train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))
 test_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))

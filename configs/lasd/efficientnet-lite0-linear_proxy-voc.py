@@ -1,14 +1,16 @@
 # The linear regime of configs/lasd/efficientnet-lite0_proxy-voc.py: the
 # ImageNet-pretrained EfficientNet-Lite0 stays frozen and only the classifier
 # trains, on the features cached once by tools/cache_features.py (README,
-# Proxy benchmark). Learning rate chosen on the validation split
-# (docs/results/proxy.md).
+# Proxy benchmark). The learning rate is a provisional linear-probe value
+# (Adam 1e-3, SGD 1e-2), not yet searched: tools/benchmark/accuracy.py
+# --suite proxy-... --lr-search measures it on the validation split.
 _base_ = ['./efficientnet-lite0_proxy-voc.py']
 
 model = dict(
     backbone=dict(
         _delete_=True, type='PrecomputedFeatures', feature_dim=1280))
-data_preprocessor = dict(_delete_=True, type='MultiViewDataPreprocessor')
+data_preprocessor = dict(
+    _delete_=True, type='MultiViewDataPreprocessor', num_classes=20)
 # x is the image or its mirror image, x' and x'' too: the cache holds no
 # other augmentation, so the consistency term compares mirror images only
 cached_view = [dict(type='LoadCachedFeatures',

@@ -3,11 +3,17 @@
 Every run goes through the real configs, ``tools/train.py`` and
 ``tools/test.py``; the test mAP of the best validation checkpoint is kept.
 Writes ``docs/results/accuracy.{json,md,png}`` and re-renders
-``docs/RESULTS.md``.
+``docs/RESULTS.md``. ``--suite proxy-voc`` or ``proxy-coco`` runs the proxy
+benchmarks instead (``tools/make_proxy_data.py``; EfficientNet-Lite0 from its
+ImageNet weights, ``--regime linear`` on cached features or ``finetune``) and
+writes ``docs/results/accuracy_<suite>_<regime>.{json,md,png}``; missing
+proxy data and feature caches are made first.
 
 Example:
     python tools/benchmark/accuracy.py --seeds 0 1 2
     python tools/benchmark/accuracy.py --quick   # one tiny run per method (CI)
+    python tools/benchmark/accuracy.py --suite proxy-voc --seeds 0 1 2
+    python tools/benchmark/accuracy.py --suite proxy-voc --lr-search 1e-3 1e-4
 """
 import argparse
 import glob
@@ -37,6 +43,59 @@ METHODS = {
     'opml': ('OPML', 'configs/opml/vgg11bn_demo.py'),
     'opml_sp': ('OPML-SP', 'configs/opml/vgg11bn-sp_demo.py'),
 }
+#: proxy suites: method -> config stem under configs/<folder>/, per regime
+PROXY_CONFIGS = {
+    'an': 'an/efficientnet-lite0{}_proxy-{}.py',
+    'full': 'an/efficientnet-lite0{}-full_proxy-{}.py',
+    'gr': 'grloss/efficientnet-lite0{}_proxy-{}.py',
+    'em': 'em/efficientnet-lite0{}_proxy-{}.py',
+    'em_apl': 'em_apl/efficientnet-lite0{}_proxy-{}.py',
+    'lasd': 'lasd/efficientnet-lite0{}_proxy-{}.py',
+    'opml': 'opml/efficientnet-lite0{}_proxy-{}.py',
+    'opml_sp': 'opml/efficientnet-lite0{}-sp_proxy-{}.py',
+}
+#: proxy suites: data generation arguments (COCO-like at a tenth of COCO)
+PROXY_DATA = {
+    'proxy-voc': ['--like', 'voc'],
+    'proxy-coco': ['--like', 'coco', '--fraction', '0.1'],
+}
+SUITE_TITLES = {
+    'demo': 'Demo dataset',
+    'proxy-voc': 'VOC-like proxy',
+    'proxy-coco': 'COCO-like proxy (a tenth of COCO\'s split sizes)',
+}
+
+
+def suite_config(suite, method, regime='linear'):
+    """The config a method trains with in a suite."""
+    if suite == 'demo':
+        return METHODS[method][1]
+    infix = '-linear' if regime == 'linear' else ''
+    return 'configs/' + PROXY_CONFIGS[method].format(infix, suite[6:])
+
+
+def prepare_suite(suite, regime):
+    """Make a proxy's data and (linear regime) feature cache if missing."""
+    if suite == 'demo':
+        if not osp.isfile(osp.join(REPO, 'data/demo/formatted_val_labels.npy')):
+            run([sys.executable, 'tools/make_demo_data.py'])
+        return
+    root = osp.join(REPO, 'data', suite)
+    if not osp.isfile(osp.join(root, 'formatted_val_labels_obs.npy')):
+        run([sys.executable, 'tools/make_proxy_data.py', *PROXY_DATA[suite],
+             '--out-dir', root])
+    if regime == 'linear':
+        from mmengine.config import Config
+        config = suite_config(suite, 'an', 'finetune')
+        cache = Config.fromfile(osp.join(REPO, config)).feature_cache
+        if not osp.isfile(osp.join(REPO, cache)):
+            if not osp.isfile(osp.join(
+                    REPO, 'checkpoints/efficientnet-lite0_timm.pth')):
+                run([sys.executable, 'tools/convert_efficientnet_lite.py'])
+            run([sys.executable, 'tools/cache_features.py', config,
+                 '--threads', '1'])
+
+
 #: quick mode: 2 epochs on 96 images; the methods with an epoch-end update
 #: move it to epoch 1 so that it runs once
 QUICK_OPTIONS = ['train_cfg.max_epochs=2', 'train_dataloader.dataset.indices=96']
@@ -51,6 +110,12 @@ def run(cmd):
     if proc.returncode != 0:
         raise RuntimeError(f'{" ".join(cmd)} failed:\n{proc.stderr[-4000:]}')
     return proc.stdout + proc.stderr
+
+
+def best_val_map(train_output):
+    """The best validation mAP a ``tools/train.py`` log reports."""
+    found = re.findall(r'Epoch\(val\).*?spml/mAP: ([\d.]+)', train_output)
+    return max(float(m) for m in found)
 
 
 def train_and_test(config, work_dir, seed, options):
@@ -84,9 +149,11 @@ def summarize(results, methods):
     return rows
 
 
-def write_outputs(rows, out_dir, command, quick, before=None):
+def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
+                  name='accuracy'):
     """The table, plot and page; ``before`` (rows of an earlier run) adds
-    its mean and std and the change of the mean per method."""
+    its mean and std and the change of the mean per method. ``suite`` names
+    the data in the text, ``name`` the output files."""
     extra = ' {} (%) | change |'.format(before[0]) if before else ''
     lines = [
         '| method | test mAP (%) | spread (std) | seeds | share of AN-to-full '
@@ -109,12 +176,12 @@ def write_outputs(rows, out_dir, command, quick, before=None):
     note = ' (quick mode: 2 epochs on 96 images; not meaningful)' if quick \
         else ''
     md = '\n'.join([
-        f'Demo dataset, test mAP of the best validation epoch{note}; mean and '
-        'population standard deviation over the seeds.', '',
+        f'{SUITE_TITLES[suite]}, test mAP of the best validation epoch{note}; '
+        'mean and population standard deviation over the seeds.', '',
         *lines, '', f'Command: `{command}`', '',
-        f'Machine: {machine_summary()}', '', '![accuracy](accuracy.png)', ''
+        f'Machine: {machine_summary()}', '', f'![accuracy]({name}.png)', ''
     ])
-    with open(osp.join(out_dir, 'accuracy.md'), 'w') as f:
+    with open(osp.join(out_dir, f'{name}.md'), 'w') as f:
         f.write(md)
 
     import matplotlib
@@ -129,15 +196,26 @@ def write_outputs(rows, out_dir, command, quick, before=None):
     low = min(rows[n]['mean'] - rows[n]['std'] for n in names)
     ax.set_ylim(max(0, low - 5), 100)
     ax.set_ylabel('test mAP (%)')
-    ax.set_title('SPML methods on the demo dataset (mean and std over seeds)')
+    ax.set_title(f'SPML methods, {SUITE_TITLES[suite]} (mean and std over '
+                 'seeds)')
     plt.setp(ax.get_xticklabels(), rotation=20, ha='right')
     fig.tight_layout()
-    fig.savefig(osp.join(out_dir, 'accuracy.png'), dpi=120)
+    fig.savefig(osp.join(out_dir, f'{name}.png'), dpi=120)
     print(md)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--suite', default='demo',
+                        choices=['demo', 'proxy-voc', 'proxy-coco'])
+    parser.add_argument('--regime', default='linear',
+                        choices=['linear', 'finetune'],
+                        help='proxy suites: frozen backbone on cached '
+                        'features, or the whole network fine-tuned')
+    parser.add_argument('--lr-search', nargs='+', type=float, metavar='LR',
+                        help='train the first seed at each learning rate and '
+                        'report the best validation mAP per method (the '
+                        'test set is not used)')
     parser.add_argument('--methods', nargs='+', default=list(METHODS),
                         choices=list(METHODS))
     parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
@@ -157,10 +235,16 @@ def main():
     out_dir = args.out_dir or (args.work_root if args.quick else osp.join(
         REPO, 'docs', 'results'))
     os.makedirs(out_dir, exist_ok=True)
-    if not osp.isfile(osp.join(REPO, 'data/demo/formatted_val_labels.npy')):
-        run([sys.executable, 'tools/make_demo_data.py'])
+    prepare_suite(args.suite, args.regime)
+    name = 'accuracy' if args.suite == 'demo' else \
+        f'accuracy_{args.suite}_{args.regime}'
+    work_root = args.work_root if args.suite == 'demo' else osp.join(
+        args.work_root, f'{args.suite}_{args.regime}')
+    if args.lr_search:
+        lr_search(args, name, out_dir, work_root)
+        return
 
-    json_path = osp.join(out_dir, 'accuracy.json')
+    json_path = osp.join(out_dir, f'{name}.json')
     results = {}
     if osp.isfile(json_path) and not args.rerun:
         with open(json_path) as f:
@@ -170,11 +254,12 @@ def main():
             if str(s) not in results.get(m, {})]
     progress = ProgressBar(len(todo))
     for method, seed in todo:
-        work_dir = osp.join(args.work_root, method, f'seed{seed}')
+        work_dir = osp.join(work_root, method, f'seed{seed}')
         options = [*QUICK_OPTIONS, *QUICK_METHOD_OPTIONS.get(method, [])
                    ] if args.quick else []
-        mAP, seconds = train_and_test(METHODS[method][1], work_dir, seed,
-                                      options)
+        mAP, seconds = train_and_test(
+            suite_config(args.suite, method, args.regime), work_dir, seed,
+            options)
         results.setdefault(method, {})[str(seed)] = dict(
             mAP=mAP, seconds=seconds)
         with open(json_path, 'w') as f:
@@ -187,9 +272,59 @@ def main():
         with open(args.compare[0]) as f:
             before = (args.compare[1], summarize(json.load(f), args.methods))
     write_outputs(summarize(results, args.methods), out_dir, command,
-                  args.quick, before)
-    if not args.quick:
+                  args.quick, before, args.suite, name)
+    if not args.quick and args.suite == 'demo':
         render_results_page(osp.join(REPO, 'docs'))
+
+
+def lr_search(args, name, out_dir, work_root):
+    """Best validation mAP per method and learning rate (first seed),
+    resumable through ``<name>_lr_search.json``; the table marks each
+    method's best rate."""
+    json_path = osp.join(out_dir, f'{name}_lr_search.json')
+    found = {}
+    if osp.isfile(json_path) and not args.rerun:
+        with open(json_path) as f:
+            found = json.load(f)
+    seed = args.seeds[0]
+    todo = [(m, lr) for m in args.methods for lr in args.lr_search
+            if f'{lr:g}' not in found.get(m, {})]
+    progress = ProgressBar(len(todo))
+    for method, lr in todo:
+        config = suite_config(args.suite, method, args.regime)
+        work_dir = osp.join(work_root, 'lr_search', method, f'lr{lr:g}')
+        start = time.time()
+        out = run([sys.executable, 'tools/train.py', config, '--work-dir',
+                   work_dir, '--cfg-options', f'randomness.seed={seed}',
+                   f'optim_wrapper.optimizer.lr={lr}'])
+        found.setdefault(method, {})[f'{lr:g}'] = dict(
+            val_mAP=best_val_map(out), seconds=time.time() - start)
+        with open(json_path, 'w') as f:
+            json.dump(found, f, indent=1)
+        progress.update()
+    lines = ['| method | config | ' + ' | '.join(
+        f'lr {lr:g}' for lr in args.lr_search) + ' | chosen |',
+             '| --- ' * (len(args.lr_search) + 3) + '|']
+    for method in args.methods:
+        runs = found.get(method, {})
+        cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in
+                 args.lr_search]
+        best = max((c, lr) for c, lr in zip(cells, args.lr_search)
+                   if c is not None)
+        lines.append(f'| {METHODS[method][0]} | '
+                     f'`{suite_config(args.suite, method, args.regime)}` | ' +
+                     ' | '.join('-' if c is None else f'{c:.2f}'
+                                for c in cells) + f' | {best[1]:g} |')
+    md = '\n'.join([
+        f'{SUITE_TITLES[args.suite]}, {args.regime} regime: best validation '
+        f'mAP over the epochs per learning rate (seed {seed}; the test set '
+        'is not used).', '', *lines, '',
+        'Command: `python tools/benchmark/accuracy.py ' +
+        ' '.join(sys.argv[1:]) + '`', '', f'Machine: {machine_summary()}', ''
+    ])
+    with open(osp.join(out_dir, f'{name}_lr_search.md'), 'w') as f:
+        f.write(md)
+    print(md)
 
 
 if __name__ == '__main__':

@@ -8,6 +8,14 @@ dataset_type = 'SPMLDataset'
 data_root = 'data/proxy-voc'
 num_classes = 20
 
+# EfficientNet-Lite0's input scaling, RGB in [-1, 1] (ResNet-50: ImageNet's
+# mean and std as configs/_base_/datasets/spml_448px.py)
+data_preprocessor = dict(
+    num_classes=num_classes,
+    mean=[127.5, 127.5, 127.5],
+    std=[127.5, 127.5, 127.5],
+    to_rgb=True)
+
 train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),

@@ -3,7 +3,8 @@
 # tools/convert_efficientnet_lite.py renames them once for timm's
 # tf_efficientnet_lite0 (writes checkpoints/efficientnet-lite0_timm.pth).
 # MMPretrain's TIMMBackbone, global average pooling and the SPML linear head
-# on its 1280 features. Inputs are RGB scaled to [-1, 1].
+# on its 1280 features. Its inputs are RGB scaled to [-1, 1] (the data
+# preprocessor of configs/_base_/datasets/proxy_*.py).
 model = dict(
     type='ImageClassifier',
     backbone=dict(
@@ -22,5 +23,3 @@ model = dict(
         num_classes=20,
         in_channels=1280,
         loss=dict(type='ANLoss')))
-data_preprocessor = dict(
-    mean=[127.5, 127.5, 127.5], std=[127.5, 127.5, 127.5], to_rgb=True)

@@ -1,3 +1,5 @@
+from typing import Optional
+
 import torch
 from mmengine.model import BaseModule
 from mmpretrain.registry import MODELS
@@ -14,6 +16,8 @@ class PrecomputedFeatures(BaseModule):
     Args:
         feature_dim (int): D, the cached features' size; other inputs are
             refused with the cache's size in the message.
+        init_cfg (dict, optional): Unused (nothing to initialise); accepted
+            as every MMPretrain backbone does. Defaults to None.
 
     Example:
         >>> model = dict(
@@ -24,8 +28,8 @@ class PrecomputedFeatures(BaseModule):
         ...               in_channels=1280, loss=dict(type='ANLoss')))
     """
 
-    def __init__(self, feature_dim: int):
-        super().__init__()
+    def __init__(self, feature_dim: int, init_cfg: Optional[dict] = None):
+        super().__init__(init_cfg=init_cfg)
         self.feature_dim = feature_dim
 
     def forward(self, x: torch.Tensor) -> tuple:
