@@ -150,10 +150,10 @@ def summarize(results, methods):
 
 
 def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
-                  name='accuracy'):
+                  output='accuracy'):
     """The table, plot and page; ``before`` (rows of an earlier run) adds
     its mean and std and the change of the mean per method. ``suite`` names
-    the data in the text, ``name`` the output files."""
+    the data in the text, ``output`` the output files."""
     extra = ' {} (%) | change |'.format(before[0]) if before else ''
     lines = [
         '| method | test mAP (%) | spread (std) | seeds | share of AN-to-full '
@@ -179,9 +179,9 @@ def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
         f'{SUITE_TITLES[suite]}, test mAP of the best validation epoch{note}; '
         'mean and population standard deviation over the seeds.', '',
         *lines, '', f'Command: `{command}`', '',
-        f'Machine: {machine_summary()}', '', f'![accuracy]({name}.png)', ''
+        f'Machine: {machine_summary()}', '', f'![accuracy]({output}.png)', ''
     ])
-    with open(osp.join(out_dir, f'{name}.md'), 'w') as f:
+    with open(osp.join(out_dir, f'{output}.md'), 'w') as f:
         f.write(md)
 
     import matplotlib
@@ -200,7 +200,7 @@ def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
                  'seeds)')
     plt.setp(ax.get_xticklabels(), rotation=20, ha='right')
     fig.tight_layout()
-    fig.savefig(osp.join(out_dir, f'{name}.png'), dpi=120)
+    fig.savefig(osp.join(out_dir, f'{output}.png'), dpi=120)
     print(md)
 
 

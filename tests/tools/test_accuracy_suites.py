@@ -1,0 +1,35 @@
+"""tools/benchmark/accuracy.py --suite: every method has its proxy configs,
+and the learning-rate search reads validation mAP only."""
+import os.path as osp
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
+import accuracy  # noqa: E402
+
+
+@pytest.mark.parametrize('suite', ['proxy-voc', 'proxy-coco'])
+@pytest.mark.parametrize('regime', ['linear', 'finetune'])
+def test_every_method_has_a_config_in_every_suite(suite, regime):
+    configs = {accuracy.suite_config(suite, m, regime)
+               for m in accuracy.METHODS}
+    assert len(configs) == len(accuracy.METHODS)
+    for config in configs:
+        assert osp.isfile(osp.join(REPO, config)), config
+        assert suite[6:] in config and ('-linear' in config) == (
+            regime == 'linear')
+
+
+def test_demo_suite_keeps_the_demo_configs():
+    assert accuracy.suite_config('demo', 'gr') == \
+        'configs/grloss/vgg11bn_demo.py'
+
+
+def test_best_val_map_ignores_the_test_lines():
+    log = ('Epoch(val) [1][18/18]    spml/mAP: 23.7861  data_time: 0.03\n'
+           'Epoch(val) [2][18/18]    spml/mAP: 26.1830  data_time: 0.02\n'
+           'Epoch(test) [91/91]    spml/mAP: 99.0000\n')
+    assert accuracy.best_val_map(log) == 26.183
