@@ -94,7 +94,8 @@ def convert(out: str, source: Optional[str] = None) -> Dict[str, int]:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--out', default='checkpoints/efficientnet-lite0_timm.pth')
+    parser.add_argument(
+        '--out', default='checkpoints/efficientnet-lite0_timm.pth')
     parser.add_argument('--source', default=None,
                         help='the shipped .pth (default: the package file)')
     args = parser.parse_args()

@@ -1,5 +1,6 @@
 # Full-label BCE (the upper bound: every training image keeps all its
-# true labels) on the COCO-like proxy (docs/methods.md, AN and its variants),
+# true labels) on the COCO-like proxy
+# (docs/methods.md, AN and its variants),
 # fine-tuning EfficientNet-Lite0 from its ImageNet weights at 128 px (README,
 # Proxy benchmark). The learning rate is the papers' pretrained-network value
 # for the optimizer; it was not searched on the proxy. ResNet-50 at 448 px:

@@ -1,5 +1,6 @@
 # LASD (docs/methods.md) on the VOC-like proxy: Table 4's VOC values
-# (lambda_pos = 0.1, tau = 0.9, alpha = 0.7), kbar = 1.46 and K = 20 (Theorem 5.4),
+# (lambda_pos = 0.1, tau = 0.9, alpha = 0.7), kbar = 1.46 and K = 20
+# (Theorem 5.4),
 # gammas 0 / 4, 10 epochs; x' and x'' are random resized crops (70-100%)
 # and flips, no colour jitter (glyph colours are random anyway),
 # fine-tuning EfficientNet-Lite0 from its ImageNet weights at 128 px (README,

@@ -11,6 +11,7 @@ _base_ = [
     '../_base_/default_runtime.py'
 ]
 
-model = dict(head=dict(num_classes=80, loss=dict(type='OPMLLoss', a=0.5, b=0.5)))
+model = dict(
+    head=dict(num_classes=80, loss=dict(type='OPMLLoss', a=0.5, b=0.5)))
 
 optim_wrapper = dict(optimizer=dict(lr=1e-3))

@@ -129,8 +129,9 @@ def class_frequencies(targets: ProxyTargets) -> np.ndarray:
 
     lo, hi = 1e-3, 1e3
     if not total(lo) <= targets.avg_positives <= total(hi):
-        raise ValueError(f'no class frequencies between {targets.min_frequency}'
-                         f' and {targets.max_frequency} sum to '
+        raise ValueError('no class frequencies between '
+                         f'{targets.min_frequency} and '
+                         f'{targets.max_frequency} sum to '
                          f'{targets.avg_positives}')
     for _ in range(200):
         mid = np.sqrt(lo * hi)

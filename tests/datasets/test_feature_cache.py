@@ -49,5 +49,6 @@ def test_precomputed_features_pass_through_and_refuse_other_shapes():
     x = torch.randn(2, 4, 1, 1)
     (out, ) = backbone(x)
     assert out is x and not list(backbone.parameters())
-    with pytest.raises(ValueError, match=r'\(B, 4, 1, 1\), got \(2, 3, 8, 8\)'):
+    with pytest.raises(ValueError,
+                       match=r'\(B, 4, 1, 1\), got \(2, 3, 8, 8\)'):
         backbone(torch.randn(2, 3, 8, 8))

@@ -77,7 +77,8 @@ def suite_config(suite, method, regime='linear'):
 def prepare_suite(suite, regime):
     """Make a proxy's data and (linear regime) feature cache if missing."""
     if suite == 'demo':
-        if not osp.isfile(osp.join(REPO, 'data/demo/formatted_val_labels.npy')):
+        if not osp.isfile(
+                osp.join(REPO, 'data/demo/formatted_val_labels.npy')):
             run([sys.executable, 'tools/make_demo_data.py'])
         return
     root = osp.join(REPO, 'data', suite)

@@ -1,5 +1,5 @@
-# VOC-like proxy (tools/make_proxy_data.py --like voc): 20 classes, 1.46 positives
-# per image, 4,574 train / 1,143 val / 5,823 test images of 128 px,
+# VOC-like proxy (tools/make_proxy_data.py --like voc): 20 classes, 1.46
+# positives per image, 4,574 train / 1,143 val / 5,823 test images of 128 px,
 # in the interchange format under data/proxy-voc. Images are read at their
 # 128 px (the resolution that fits a 2-core CPU; for ResNet-50 at 448 px add
 # Resize), a random horizontal flip for training as the papers; batch size
