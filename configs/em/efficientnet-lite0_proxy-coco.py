@@ -16,4 +16,4 @@ model = dict(head=dict(num_classes=80, loss=dict(type='EMLoss', alpha=0.1)))
 optim_wrapper = dict(optimizer=dict(lr=1e-5))
 train_cfg = dict(max_epochs=10)
 
-custom_hooks = _base_.custom_hooks + [dict(type='SPMLEarlyStoppingHook')]
+default_hooks = dict(early_stopping=dict(type='SPMLEarlyStoppingHook'))

@@ -22,14 +22,11 @@ model = dict(
 optim_wrapper = dict(optimizer=dict(lr=1e-5))
 train_cfg = dict(max_epochs=10)
 
-custom_hooks = [
-    dict(type='SafeCheckpointHook'),
-    dict(type='SPMLDatasetCheckHook'),
-    dict(
+default_hooks = dict(
+    pseudo_label=dict(
         type='SPMLPseudoLabelHook',
         warmup_epochs=5,
         updater=dict(type='AsymmetricPseudoLabeling',
                      negative_proportion=0.9),
         pipeline='train'),
-    dict(type='SPMLEarlyStoppingHook'),
-]
+    early_stopping=dict(type='SPMLEarlyStoppingHook'))

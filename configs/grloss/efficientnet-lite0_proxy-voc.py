@@ -30,8 +30,7 @@ optim_wrapper = dict(
     paramwise_cfg=dict(custom_keys={'head': dict(lr_mult=10.)}))
 train_cfg = dict(max_epochs=8)
 
-custom_hooks = _base_.custom_hooks + [
+default_hooks = dict(
     # moves beta and alpha before every epoch and logs them
-    dict(type='SPMLEpochHook'),
-    dict(type='SPMLEarlyStoppingHook', max_drop=2.),
-]
+    epoch_schedule=dict(type='SPMLEpochHook'),
+    early_stopping=dict(type='SPMLEarlyStoppingHook', max_drop=2.))

@@ -27,12 +27,9 @@ model = dict(
 
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 
-custom_hooks = [
-    dict(type='SafeCheckpointHook'),
-    dict(type='SPMLDatasetCheckHook'),
-    dict(
+default_hooks = dict(
+    pseudo_label=dict(
         type='SPMLPseudoLabelHook',
         warmup_epochs=1,
         updater=dict(
-            type='OPMLLabelUpdater', zeta=0.5, correction_start_epoch=3)),
-]
+            type='OPMLLabelUpdater', zeta=0.5, correction_start_epoch=3)))
