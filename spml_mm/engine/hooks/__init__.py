@@ -5,6 +5,7 @@ from .epoch_hook import SPMLEpochHook
 from .multi_view_check_hook import MultiViewCheckHook
 from .pseudo_label_hook import SPMLPseudoLabelHook
 from .safe_checkpoint_hook import SafeCheckpointHook
+from .sample_state_hook import SPMLSampleStateHook
 from .spml_checkpoint_hook import SPMLCheckpointHook
 from .sync_norm_buffers_hook import SPMLSyncNormBuffersHook
 
@@ -12,5 +13,5 @@ __all__ = [
     'DivergenceError', 'MultiViewCheckHook', 'SPMLDatasetCheckHook',
     'SPMLCheckpointHook', 'SPMLDivergenceGuardHook', 'SafeCheckpointHook',
     'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPseudoLabelHook',
-    'SPMLSyncNormBuffersHook'
+    'SPMLSampleStateHook', 'SPMLSyncNormBuffersHook'
 ]

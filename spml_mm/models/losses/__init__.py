@@ -1,7 +1,9 @@
 from .an_loss import ANLoss, an_loss
 from .consistency import ViewConsistency, view_consistency
 from .em_loss import EMLoss, em_loss
+from .epr_loss import EPRLoss, epr_loss
 from .gr_loss import GRLoss, gr_loss
+from .large_loss import LLLoss, large_loss_selection, ll_loss
 from .lasd_loss import LASDLoss, lasd_loss, theorem_5_4_lambda_neg
 from .opml_loss import OPMLLoss, high_rank_penalty, opml_loss
 from .unified_spml_loss import UnifiedSPMLLoss, unified_spml_loss
@@ -11,5 +13,6 @@ __all__ = [
     'ViewConsistency', 'view_consistency', 'EMLoss', 'em_loss',
     'GRLoss', 'gr_loss',
     'UnifiedSPMLLoss', 'unified_spml_loss', 'OPMLLoss', 'opml_loss',
-    'high_rank_penalty'
+    'high_rank_penalty', 'EPRLoss', 'epr_loss', 'LLLoss', 'll_loss',
+    'large_loss_selection'
 ]

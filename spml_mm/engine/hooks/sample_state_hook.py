@@ -1,0 +1,64 @@
+from typing import List
+
+import torch.nn as nn
+from mmengine.dataset import BaseDataset
+from mmengine.hooks import Hook
+from mmpretrain.registry import HOOKS
+
+from spml_mm.models.label_bank import sample_indices
+
+
+@HOOKS.register_module()
+class SPMLSampleStateHook(Hook):
+    """Size and synchronise per-sample state written in the training step.
+
+    Some methods change per-sample state inside the training step (LL-Cp's
+    permanent corrections, :class:`CorrectedLabelBank`): each rank writes
+    the rows of its own samples. This hook serves every module of the model
+    that has ``allocate(num_samples)`` and ``merge_ranks()``:
+
+    - before training (and before ``--resume`` loads a checkpoint), it sizes
+      the state for the training set (its length N);
+    - after every training epoch, before the checkpoint is written, it calls
+      ``merge_ranks()``, after which all ranks hold the same state.
+
+    Example:
+        >>> custom_hooks = [dict(type='SPMLEpochHook'),
+        ...                 dict(type='SPMLSampleStateHook')]
+    """
+
+    # before CheckpointHook ('VERY_LOW'): checkpoints hold the merged state
+    priority = 'NORMAL'
+
+    @staticmethod
+    def _states(runner) -> List[nn.Module]:
+        return [
+            m for m in runner.model.modules()
+            if callable(getattr(m, 'merge_ranks', None))
+            and callable(getattr(m, 'allocate', None))
+        ]
+
+    def before_run(self, runner) -> None:
+        # Runner.test() calls before_run too; there the state keeps the size
+        # of the checkpoint it loads
+        if isinstance(runner._train_loop, dict) or runner._train_loop is None:
+            return
+        states = self._states(runner)
+        if not states:
+            raise ValueError(
+                'SPMLSampleStateHook found no per-sample state in the model '
+                "(e.g. the head's label_bank=dict(type='CorrectedLabelBank'"
+                ')); remove the hook or add the state.')
+        dataset = runner.train_dataloader.dataset
+        if not isinstance(dataset, BaseDataset):
+            raise ValueError(
+                'SPMLSampleStateHook indexes per-sample state by sample_idx '
+                'of the training dataset and does not support dataset '
+                f'wrappers ({type(dataset).__name__}).')
+        sample_indices([dataset[0]['data_samples']])
+        for state in states:
+            state.allocate(len(dataset))
+
+    def after_train_epoch(self, runner) -> None:
+        for state in self._states(runner):
+            state.merge_ranks()
