@@ -81,6 +81,10 @@ RELEASES = {
     'grloss': ('x10', 'drop > 2'),  # GR release
     'lasd': ('x1', 'none'),  # no release: community conventions
     'opml': ('x1', 'none'),
+    'epr': ('x1', 'none'),  # community code
+    'll_r': ('x10', 'drop > 3'),  # Large Loss Matters release
+    'll_ct': ('x10', 'drop > 3'),
+    'll_cp': ('x10', 'drop > 3'),
 }
 
 

@@ -57,6 +57,15 @@ def gr_case():
     return loss, {}
 
 
+def ll_case(scheme):
+    loss = losses.LLLoss(scheme, rate=0.05)
+    loss.set_epoch(2, 10)
+    if scheme != 'LL-Cp':
+        return loss, {}
+    pseudo, _ = bank_rows(PSEUDO_POSITIVE)
+    return loss, dict(pseudo_label=pseudo, write_corrections=lambda m: None)
+
+
 #: name -> builder of (loss module, extra keyword arguments of its call)
 CASES = {
     'ANLoss': lambda: (losses.ANLoss(), {}),
@@ -65,6 +74,9 @@ CASES = {
     'EMLoss': lambda: (losses.EMLoss(alpha=0.1), {}),
     'EMLoss-APL': em_case,
     'GRLoss': gr_case,
+    'EPRLoss': lambda: (losses.EPRLoss(expected_positives=1.5), {}),
+    **{f'LLLoss-{scheme}': (lambda scheme=scheme: ll_case(scheme))
+       for scheme in ('LL-R', 'LL-Ct', 'LL-Cp')},
     'LASDLoss': lambda: (losses.LASDLoss(lambda_pos=0.1, tau=0.9,
                                          avg_positives=1.5,
                                          num_classes=C), {}),
