@@ -8,7 +8,18 @@ import pytest
 from tests.conftest import PYTHON, REPO, run_tool
 
 SCRIPT = 'tools/benchmark/reproduce.sh'
-METHODS = ['full', 'an', 'grloss', 'em', 'em_apl', 'lasd', 'opml']
+METHODS = ['full', 'an', 'an_ls', 'wan', 'epr', 'em', 'em_apl', 'll_r',
+           'll_ct', 'll_cp', 'hill', 'splc', 'grloss', 'lasd', 'opml']
+#: methods that train AN's config with another loss, and their options
+AN_VARIANTS = {
+    'full': 'train_dataloader.dataset.full_labels=True',
+    'an_ls': 'model.head.loss.label_smoothing=0.1',
+    'wan': 'model.head.loss.unobserved_weight=wan',
+    'hill': 'model.head.loss.type=UnifiedSPMLLoss '
+            'model.head.loss.preset=hill',
+    'splc': 'model.head.loss.type=UnifiedSPMLLoss '
+            'model.head.loss.preset=splc',
+}
 
 
 def dry_run(dataset, **env):
@@ -19,13 +30,16 @@ def dry_run(dataset, **env):
 def test_dry_run_prints_every_method(tmp_path):
     out = dry_run('voc', WORK_ROOT=str(tmp_path), SEEDS='0 1')
     for method in METHODS:
-        config = f'configs/{"an" if method == "full" else method}/' \
-                 'resnet50_voc.py'
+        folder = 'an' if method in AN_VARIANTS else method
+        config = f'configs/{folder}/resnet50_voc.py'
         assert osp.isfile(osp.join(REPO, config))
         for seed in (0, 1):
             work = f'{tmp_path}/{method}/seed{seed}'
+            options = f'randomness.seed={seed}'
+            if method in AN_VARIANTS:
+                options += ' ' + AN_VARIANTS[method]
             assert (f'+ bash tools/dist_train.sh {config} 8 --work-dir '
-                    f'{work} --cfg-options randomness.seed={seed}') in out
+                    f'{work} --cfg-options {options}\n') in out
             assert (f'+ {PYTHON} tools/test.py {config} '
                     f'{work}/best_spml_mAP_epoch_N.pth --work-dir {work}'
                     ) in out
@@ -33,6 +47,7 @@ def test_dry_run_prints_every_method(tmp_path):
     assert out.count('full_labels=True') == 4  # 2 seeds x (train + test)
     assert f'reproduce_table.py {tmp_path} --dataset voc --methods ' \
         + ' '.join(METHODS) in out
+    assert f'reproduce_table.py {osp.dirname(tmp_path)} --layout' in out
     assert not os.listdir(tmp_path)  # nothing ran
 
 
@@ -118,13 +133,13 @@ def test_runs_train_test_and_table_with_a_fake_python(tmp_path):
     fake.write_text(FAKE_PYTHON)
     fake.chmod(0o755)
     log = tmp_path / 'calls.log'
-    work_root = tmp_path / 'work'
+    work_root = tmp_path / 'work' / 'cub'
     out = run_tool(['bash', SCRIPT, 'cub'],
                    env=dict(os.environ, PYTHON=str(fake), FAKE_LOG=str(log),
                             REAL_PYTHON=PYTHON, WORK_ROOT=str(work_root),
                             METHODS='an lasd', GPUS='2'))
     calls = log.read_text().splitlines()
-    assert len(calls) == 5  # 2 x (train, test) + table
+    assert len(calls) == 6  # 2 x (train, test) + 2 tables
     assert '--nproc_per_node=2' in calls[0]
     assert 'configs/an/resnet50_cub.py' in calls[0]
     # the best checkpoint of the latest epoch is tested
@@ -136,4 +151,32 @@ def test_runs_train_test_and_table_with_a_fake_python(tmp_path):
                                 'test.log').read_text()
     assert '| AN | 77.50 | 0.00 | 1 | - |' in out
     assert '| LASD | 77.50 | 0.00 | 1 | - |' in out
-    assert out.rstrip().endswith('| 22.01 |')  # LASD's CUB number (Table 2)
+    assert '| LASD | 77.50 | 0.00 | 1 | - | 0 | 22.01 |' in out  # Table 2
+    # the papers' layout: LASD's CUB cell, every other dataset without runs
+    assert ('| LASD | - (89.53) | - (72.22) | - (50.52) | 77.50 (22.01) |'
+            in out)
+    assert '| full-label BCE (upper bound) | - (89.42) | - (76.78) |' in out
+
+
+def test_table_in_the_papers_layout(tmp_path):
+    runs = {('voc', 'an'): 80., ('voc', 'll_r'): 88., ('coco', 'll_r'): 70.,
+            ('cub', 'an_ls'): 17.}
+    for (dataset, method), value in runs.items():
+        work = tmp_path / dataset / method / 'seed0'
+        work.mkdir(parents=True)
+        (work / 'test.log').write_text(
+            f'Epoch(test) [20/20]  spml/mAP: {value:.4f}\n')
+    out = run_tool([PYTHON, 'tools/benchmark/reproduce_table.py',
+                    str(tmp_path), '--layout'])
+    rows = [line for line in out.splitlines() if line.startswith('| ')]
+    assert rows[0] == '| method | VOC | COCO | NUS | CUB |'
+    labels = [row.split(' | ')[0][2:] for row in rows[2:]]
+    assert labels == [
+        'full-label BCE (upper bound)', 'AN', 'AN-LS', 'WAN', 'EPR', 'ROLE',
+        'EM', 'EM + APL', 'LL-R', 'LL-Ct', 'LL-Cp', 'Hill', 'SPLC', 'GR',
+        'LASD', 'OPML-SP'
+    ]
+    assert '| AN | 80.00 (85.89) | - (64.92) | - (42.27) | - (18.31) |' in out
+    assert '| LL-R | 88.00 (89.20) | 70.00 (71.00) | - (47.40) | - (19.50) |' \
+        in out
+    assert '| AN-LS | - | - | - | 17.00 |' in out

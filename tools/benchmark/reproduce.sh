@@ -3,16 +3,22 @@
 # real data: train every method's ResNet-50 config for DATASET with
 # tools/dist_train.sh, test its best validation checkpoint with tools/test.py,
 # and print the table in the form of tools/benchmark/accuracy.py, beside the
-# papers' numbers.
+# papers' numbers; then the table of every dataset run so far under
+# WORK_ROOT's parent, in the papers' layout (reproduce_table.py --layout).
 #
 # Usage: bash tools/benchmark/reproduce.sh DATASET    (voc | coco | nuswide | cub)
 #
 # Environment (all optional):
 #   GPUS=8                 processes (GPUs) per training run
 #   SEEDS="0"              seeds per method, e.g. SEEDS="0 1 2"
-#   METHODS="full an grloss em em_apl lasd opml"   config folders to run;
+#   METHODS="full an an_ls wan epr em em_apl ll_r ll_ct ll_cp hill splc grloss
+#            lasd opml"    config folders to run, in the papers' row order;
 #                          "full" is AN's config on the true labels (the upper
-#                          bound); opml's ResNet-50 configs are OPML-SP;
+#                          bound); an_ls, wan, hill and splc are AN's config
+#                          with the loss of that baseline (label smoothing
+#                          0.1, lambda 1/(C-1), UnifiedSPMLLoss presets hill
+#                          and splc), under AN's procedure; opml's ResNet-50
+#                          configs are OPML-SP;
 #                          "folder-variant" runs configs/folder/resnet50-variant_*
 #   WORK_ROOT=work_dirs/reproduce/DATASET
 #   PORT=29500, PYTHON=python   passed on to tools/dist_train.sh
@@ -35,7 +41,7 @@ cd "$(dirname "$0")/../.."
 
 GPUS=${GPUS:-8}
 SEEDS=${SEEDS:-0}
-METHODS=${METHODS:-full an grloss em em_apl lasd opml}
+METHODS=${METHODS:-full an an_ls wan epr em em_apl ll_r ll_ct ll_cp hill splc grloss lasd opml}
 WORK_ROOT=${WORK_ROOT:-work_dirs/reproduce/$DATASET}
 PYTHON=${PYTHON:-python}
 DRY_RUN=${DRY_RUN:-0}
@@ -43,7 +49,7 @@ export PYTHON
 
 config_of() {
     case "$1" in
-        full) echo "configs/an/resnet50_$DATASET.py" ;;
+        full | an_ls | wan | hill | splc) echo "configs/an/resnet50_$DATASET.py" ;;
         *-*) echo "configs/${1%%-*}/resnet50-${1#*-}_$DATASET.py" ;;
         *) echo "configs/$1/resnet50_$DATASET.py" ;;
     esac
@@ -67,8 +73,14 @@ run() {
 
 for method in $METHODS; do
     config=$(config_of "$method")
-    extra=()
-    [ "$method" = full ] && extra=(train_dataloader.dataset.full_labels=True)
+    case "$method" in
+        full) extra=(train_dataloader.dataset.full_labels=True) ;;
+        an_ls) extra=(model.head.loss.label_smoothing=0.1) ;;
+        wan) extra=(model.head.loss.unobserved_weight=wan) ;;
+        hill | splc) extra=(model.head.loss.type=UnifiedSPMLLoss
+                            "model.head.loss.preset=$method") ;;
+        *) extra=() ;;
+    esac
     for seed in $SEEDS; do
         work="$WORK_ROOT/$method/seed$seed"
         if grep -qs 'Epoch(test).*spml/mAP' "$work/test.log"; then
@@ -96,3 +108,5 @@ done
 
 run "$PYTHON" tools/benchmark/reproduce_table.py "$WORK_ROOT" \
     --dataset "$DATASET" --methods $METHODS
+run "$PYTHON" tools/benchmark/reproduce_table.py "$(dirname "$WORK_ROOT")" \
+    --layout

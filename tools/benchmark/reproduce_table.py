@@ -4,11 +4,15 @@ Reads ``WORK_ROOT/<method>/seed<N>/test.log`` (the test mAP of the best
 checkpoint) and ``train_seconds`` of every run, and prints the table of
 ``tools/benchmark/accuracy.py`` (mean and spread over seeds, share of the
 AN-to-full-label gap closed, training time) with the papers' number beside
-each method (``REFERENCE`` of ``results_page.py``).
+each method (``REFERENCE`` of ``results_page.py``). With ``--layout``, reads
+``WORK_PARENT/<dataset>/...`` of every dataset and prints one table in the
+papers' layout: a row per method in the papers' order, a column per
+dataset, our mean test mAP with the paper's number in parentheses.
 
 Example:
     python tools/benchmark/reproduce_table.py work_dirs/reproduce/voc \\
         --dataset voc --methods full an grloss em em_apl lasd opml
+    python tools/benchmark/reproduce_table.py work_dirs/reproduce --layout
 """
 import argparse
 import glob
@@ -25,6 +29,24 @@ from results_page import REFERENCE  # noqa: E402
 #: ResNet-50 configs are the full OPML-SP recipe)
 KEYS = {'grloss': 'gr', 'opml': 'opml_sp'}
 COLUMNS = {'voc': 'VOC', 'coco': 'COCO', 'nuswide': 'NUS', 'cub': 'CUB'}
+#: labels of the reproduce.sh methods that have no demo row in accuracy.py
+LABELS = {
+    'an_ls': 'AN-LS',
+    'wan': 'WAN',
+    'role': 'ROLE',
+    'hill': 'Hill',
+    'splc': 'SPLC',
+}
+#: the rows of the papers' comparison tables, in their order (method keys
+#: of reproduce.sh)
+LAYOUT = ('full', 'an', 'an_ls', 'wan', 'epr', 'role', 'em', 'em_apl',
+          'll_r', 'll_ct', 'll_cp', 'hill', 'splc', 'grloss', 'lasd', 'opml')
+
+
+def label_of(key: str) -> str:
+    """The table label of a method key (reproduce.sh's or accuracy.py's)."""
+    key = KEYS.get(key, key)
+    return METHODS[key][0] if key in METHODS else LABELS.get(key, key)
 
 
 def paper_results(dataset: str) -> Dict[str, float]:
@@ -66,7 +88,7 @@ def table(rows: Dict[str, dict], dataset: str) -> str:
         '| --- | --- | --- | --- | --- | --- | --- |'
     ]
     for key, row in rows.items():
-        label = METHODS[key][0] if key in METHODS else key
+        label = label_of(key)
         gap = row.get('gap_closed')
         gap = '-' if gap is None else f'{100 * gap:.0f}%'
         reference = paper.get(label)
@@ -77,13 +99,49 @@ def table(rows: Dict[str, dict], dataset: str) -> str:
     return '\n'.join(lines)
 
 
+def layout_table(work_parent: str, methods: List[str]) -> str:
+    """Every dataset's runs in the papers' layout: ``ours (paper)`` cells,
+    ``-`` where there is no run or no published number."""
+    lines = [
+        '| method | ' + ' | '.join(COLUMNS.values()) + ' |',
+        '| --- |' + ' --- |' * len(COLUMNS)
+    ]
+    cells = {key: [] for key in methods}
+    for dataset in COLUMNS:
+        paper = paper_results(dataset)
+        rows = summarize(
+            read_runs(osp.join(work_parent, dataset), methods),
+            [KEYS.get(m, m) for m in methods])
+        for key in methods:
+            row = rows.get(KEYS.get(key, key))
+            ours = '-' if row is None else f'{row["mean"]:.2f}'
+            reference = paper.get(label_of(key))
+            cells[key].append(
+                ours if reference is None else f'{ours} ({reference:.2f})')
+    for key in methods:
+        lines.append(f'| {label_of(key)} | ' + ' | '.join(cells[key]) + ' |')
+    return '\n'.join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('work_root')
-    parser.add_argument('--dataset', required=True, choices=list(COLUMNS))
-    parser.add_argument('--methods', nargs='+', required=True,
-                        help='config folders as reproduce.sh names them')
+    parser.add_argument('work_root',
+                        help='a dataset\'s work root; with --layout, the '
+                        'folder of the datasets\' work roots')
+    parser.add_argument('--dataset', choices=list(COLUMNS))
+    parser.add_argument('--methods', nargs='+',
+                        help='config folders as reproduce.sh names them '
+                        '(default with --layout: every row of the papers)')
+    parser.add_argument('--layout', action='store_true',
+                        help="every dataset, in the papers' layout")
     args = parser.parse_args()
+    if args.layout:
+        print("ResNet-50, test mAP of the best validation epoch, ours (the "
+              f"paper's) ({args.work_root})\n")
+        print(layout_table(args.work_root, args.methods or list(LAYOUT)))
+        return
+    if not args.dataset or not args.methods:
+        parser.error('--dataset and --methods are required without --layout')
     results = read_runs(args.work_root, args.methods)
     keys = [KEYS.get(m, m) for m in args.methods]
     rows = summarize(results, keys)
