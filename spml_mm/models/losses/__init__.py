@@ -5,6 +5,7 @@ from .epr_loss import EPRLoss, epr_loss
 from .gr_loss import GRLoss, gr_loss
 from .large_loss import LLLoss, large_loss_selection, ll_loss
 from .lasd_loss import LASDLoss, lasd_loss, theorem_5_4_lambda_neg
+from .role_loss import ROLELoss, role_loss
 from .opml_loss import OPMLLoss, high_rank_penalty, opml_loss
 from .unified_spml_loss import UnifiedSPMLLoss, unified_spml_loss
 
@@ -14,5 +15,5 @@ __all__ = [
     'GRLoss', 'gr_loss',
     'UnifiedSPMLLoss', 'unified_spml_loss', 'OPMLLoss', 'opml_loss',
     'high_rank_penalty', 'EPRLoss', 'epr_loss', 'LLLoss', 'll_loss',
-    'large_loss_selection'
+    'large_loss_selection', 'ROLELoss', 'role_loss'
 ]

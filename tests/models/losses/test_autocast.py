@@ -77,6 +77,10 @@ CASES = {
     'EPRLoss': lambda: (losses.EPRLoss(expected_positives=1.5), {}),
     **{f'LLLoss-{scheme}': (lambda scheme=scheme: ll_case(scheme))
        for scheme in ('LL-R', 'LL-Ct', 'LL-Cp')},
+    'ROLELoss': lambda: (losses.ROLELoss(expected_positives=1.5), dict(
+        estimate_logits=torch.randn(
+            B, C, generator=torch.Generator().manual_seed(5)) * 3,
+        step_estimates=lambda grad: None)),
     'LASDLoss': lambda: (losses.LASDLoss(lambda_pos=0.1, tau=0.9,
                                          avg_positives=1.5,
                                          num_classes=C), {}),

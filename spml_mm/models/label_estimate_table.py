@@ -1,0 +1,239 @@
+import functools
+import inspect
+import math
+from typing import Dict, Sequence
+
+import torch
+import torch.nn as nn
+from mmengine import dist
+from mmpretrain.registry import MODELS
+from mmpretrain.structures import DataSample
+
+from .label_bank import label_matrix, sample_indices
+
+#: Adam modes of the table: the release's dense update of every row at each
+#: step, or an update of the batch's rows only, each with its own step count.
+ADAM_MODES = ('dense', 'per_row')
+
+
+def logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+@MODELS.register_module()
+class LabelEstimateTable(nn.Module):
+    """ROLE's learned label estimates: an N x C table of logits, indexed by
+    ``sample_idx``, with its own Adam optimizer.
+
+    Set as the head's ``label_bank``, the table passes the batch's rows to
+    :class:`ROLELoss` (``estimate_logits``) with ``step_estimates``, which
+    applies one Adam step (no weight decay) to those rows given their
+    gradient. The rows are initialised as in the release: uniform in logit
+    space between ``logit(0.4)`` and ``logit(0.6)``, and ``logit(0.995)`` at
+    the observed positives (set when a row is first trained on; no row moves
+    before that in either Adam mode).
+
+    Adam (``adam``):
+
+    - ``'dense'`` (default, the release): the table is one parameter of the
+      release's Adam, so each step moves every row by its momentum, rows
+      outside the batch included (their gradient is 0), with one global step
+      count. One process only.
+    - ``'per_row'``: only the batch's rows move, each with its own step
+      count; a row's update depends only on the batches that contain it.
+      Required with several processes: each rank steps the rows of its own
+      samples, and :meth:`merge_ranks` (``SPMLSampleStateHook``, after every
+      epoch) gives every rank each row and its Adam state from the rank that
+      trained on it.
+
+    The table, its Adam state and the step counts are buffers: checkpoints
+    carry them and ``--resume`` restores them. Memory: 12 bytes per entry
+    (logits and the two Adam moments, float32) and 5 per sample.
+
+    Args:
+        num_classes (int): Number of classes C (set by the head).
+        lr (float): Learning rate of the table, > 0; the release uses 10x
+            the classifier's.
+        adam (str): ``'dense'`` or ``'per_row'`` (above). Defaults to
+            ``'dense'``.
+        betas (tuple): Adam's (beta1, beta2). Defaults to ``(0.9, 0.999)``.
+        eps (float): Adam's epsilon. Defaults to 1e-8.
+        num_samples (int): Number of training samples N; 0 leaves the table
+            to be sized by ``SPMLSampleStateHook``. Defaults to 0.
+
+    Example:
+        >>> head = dict(type='SPMLLinearClsHead', num_classes=20,
+        ...             in_channels=2048,
+        ...             loss=dict(type='ROLELoss', expected_positives=1.5),
+        ...             label_bank=dict(type='LabelEstimateTable', lr=1e-4))
+    """
+
+    ENTRY_KEYS = ('estimate_logits', 'step_estimates')
+    #: per-sample buffers, merged across ranks
+    _ROW_BUFFERS = ('estimate_logits', 'exp_avg', 'exp_avg_sq', 'steps',
+                    'seen')
+
+    def __init__(self,
+                 num_classes: int,
+                 lr: float,
+                 adam: str = 'dense',
+                 betas: Sequence[float] = (0.9, 0.999),
+                 eps: float = 1e-8,
+                 num_samples: int = 0):
+        super().__init__()
+        if not isinstance(lr, (int, float)) or lr <= 0:
+            raise ValueError(f'lr must be a number > 0, got {lr!r}')
+        if adam not in ADAM_MODES:
+            raise ValueError(f'adam must be one of {ADAM_MODES}, got '
+                             f'{adam!r}')
+        self.num_classes = num_classes
+        self.lr, self.adam, self.eps = lr, adam, eps
+        self.betas = tuple(betas)
+        for name in ('estimate_logits', 'exp_avg', 'exp_avg_sq'):
+            self.register_buffer(name, torch.zeros(0, num_classes))
+        self.register_buffer('steps', torch.zeros(0, dtype=torch.int32))
+        self.register_buffer('seen', torch.zeros(0, dtype=torch.bool))
+        # rows this rank stepped since the last merge (not saved: a run
+        # resumes at an epoch boundary, after a merge)
+        self.register_buffer('trained', torch.zeros(0, dtype=torch.bool),
+                             persistent=False)
+        # the global step of dense Adam (a buffer, so it resumes)
+        self.register_buffer('dense_steps', torch.zeros((),
+                                                        dtype=torch.long))
+        self.allocate(num_samples)
+
+    @property
+    def num_samples(self) -> int:
+        return self.estimate_logits.size(0)
+
+    def allocate(self, num_samples: int) -> None:
+        """Size an empty table for ``num_samples`` samples (random rows)."""
+        if num_samples == self.num_samples:
+            return
+        if self.num_samples:
+            raise ValueError(
+                f'the label estimate table holds {self.num_samples} samples '
+                f'but the training set has {num_samples}; its rows belong to '
+                'another dataset.')
+        device = self.estimate_logits.device
+        self.estimate_logits = torch.empty(
+            num_samples, self.num_classes,
+            device=device).uniform_(logit(0.4), logit(0.6))
+        for name in ('exp_avg', 'exp_avg_sq'):
+            setattr(self, name, torch.zeros_like(self.estimate_logits))
+        self.steps = torch.zeros(num_samples, dtype=torch.int32,
+                                 device=device)
+        self.seen = torch.zeros(num_samples, dtype=torch.bool, device=device)
+        self.trained = torch.zeros_like(self.seen)
+
+    def check_loss(self, loss_module: nn.Module) -> None:
+        """Fail unless ``loss_module`` takes the table's rows."""
+        params = inspect.signature(loss_module.forward).parameters
+        if not all(key in params for key in self.ENTRY_KEYS):
+            raise ValueError(
+                f'{type(loss_module).__name__} takes no label estimates '
+                f'({", ".join(self.ENTRY_KEYS)}); use ROLELoss with a '
+                'LabelEstimateTable.')
+
+    def record(self, *args) -> None:
+        """Nothing to record: the table learns in the training step."""
+
+    def entries(self,
+                data_samples: Sequence[DataSample]) -> Dict[str, object]:
+        """The batch's estimate logits and the step of their rows.
+
+        Rows trained on for the first time get ``logit(0.995)`` at their
+        observed positives.
+        """
+        if self.num_samples == 0:
+            raise RuntimeError(
+                'the label estimate table is empty; add SPMLSampleStateHook '
+                'to custom_hooks, which sizes it from the training set.')
+        device = self.estimate_logits.device
+        index = sample_indices(data_samples).to(device)
+        observed = label_matrix(data_samples, 'gt_label',
+                                self.num_classes).to(device)
+        rows = self.estimate_logits[index]
+        first = ~self.seen[index]
+        rows = torch.where(first[:, None] & observed, logit(0.995), rows)
+        self.estimate_logits[index] = rows
+        self.seen[index] = True
+        return dict(estimate_logits=rows,
+                    step_estimates=functools.partial(self.step, index))
+
+    @torch.no_grad()
+    def step(self, index: torch.Tensor, grad: torch.Tensor) -> None:
+        """One Adam step given the gradient of rows ``index`` (B, C)."""
+        beta1, beta2 = self.betas
+        grad = grad.to(self.estimate_logits.dtype)
+        self.trained[index] = True
+        if self.adam == 'dense':
+            full = torch.zeros_like(self.estimate_logits)
+            full[index] = grad
+            self.dense_steps += 1
+            self.exp_avg.mul_(beta1).add_(full, alpha=1 - beta1)
+            self.exp_avg_sq.mul_(beta2).addcmul_(full, full, value=1 - beta2)
+            step = self.dense_steps.double()
+            self.estimate_logits.sub_(self._update(self.exp_avg,
+                                                   self.exp_avg_sq, step))
+            return
+        steps = self.steps[index] + 1
+        self.steps[index] = steps
+        exp_avg = self.exp_avg[index].mul_(beta1).add_(grad, alpha=1 - beta1)
+        exp_avg_sq = self.exp_avg_sq[index].mul_(beta2).addcmul_(
+            grad, grad, value=1 - beta2)
+        self.exp_avg[index] = exp_avg
+        self.exp_avg_sq[index] = exp_avg_sq
+        self.estimate_logits[index] -= self._update(
+            exp_avg, exp_avg_sq, steps.double()[:, None])
+
+    def _update(self, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor,
+                step: torch.Tensor) -> torch.Tensor:
+        """Adam's step ``lr m_hat / (sqrt(v_hat) + eps)`` (torch's form)."""
+        beta1, beta2 = self.betas
+        correction1 = (1 - beta1**step).to(exp_avg.dtype)
+        correction2 = (1 - beta2**step).sqrt().to(exp_avg.dtype)
+        denom = (exp_avg_sq.sqrt() / correction2).add_(self.eps)
+        return exp_avg / denom * (self.lr / correction1)
+
+    @torch.no_grad()
+    def merge_ranks(self) -> None:
+        """Give every rank each row, with its Adam state, from the rank
+        that trained on it since the last merge (the lowest such rank for a
+        padded duplicate)."""
+        world = dist.get_world_size()
+        trained, self.trained = self.trained, torch.zeros_like(self.trained)
+        if world == 1:
+            return
+        if self.adam == 'dense':
+            raise RuntimeError(
+                "LabelEstimateTable(adam='dense') moves every row at every "
+                'step and cannot be split across processes; use '
+                "adam='per_row' for distributed training.")
+        owner = torch.where(trained, dist.get_rank(), world)
+        dist.all_reduce(owner, op='min')
+        mine, owned = owner == dist.get_rank(), owner < world
+        for name in self._ROW_BUFFERS:
+            buf = getattr(self, name)
+            shape = (-1, ) + (1, ) * (buf.dim() - 1)
+            part = torch.where(mine.view(shape), buf, torch.zeros_like(buf))
+            if buf.dtype == torch.bool:
+                part = part.to(torch.int32)
+            dist.all_reduce(part)
+            buf.copy_(torch.where(owned.view(shape), part.to(buf.dtype), buf))
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata,
+                              strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        stored = state_dict.get(prefix + 'estimate_logits')
+        if stored is not None and stored.size(0) != self.num_samples:
+            if self.num_samples:
+                raise ValueError(
+                    "the checkpoint's label estimate table holds "
+                    f'{stored.size(0)} samples but the training set has '
+                    f'{self.num_samples}; it was written for another '
+                    'dataset.')
+            self.allocate(stored.size(0))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata,
+                                      strict, missing_keys, unexpected_keys,
+                                      error_msgs)
