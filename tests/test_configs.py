@@ -22,7 +22,6 @@ from mmengine.registry import init_default_scope
 from mmpretrain.structures import DataSample
 
 import spml_mm  # noqa: F401  (registers the plugin)
-from spml_mm.models.label_bank import LabelBank
 from tests.conftest import REPO
 
 sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
@@ -203,7 +202,8 @@ def test_one_training_iteration(path):
     model = build_model(cfg)
     model.train()
     for module in model.modules():
-        if isinstance(module, LabelBank):
+        # label banks and other per-sample state (ROLE's table)
+        if callable(getattr(module, 'allocate', None)):
             module.allocate(2)
         if callable(getattr(module, 'set_epoch', None)):
             module.set_epoch(0, cfg.train_cfg.max_epochs)

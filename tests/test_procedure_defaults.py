@@ -82,6 +82,7 @@ RELEASES = {
     'lasd': ('x1', 'none'),  # no release: community conventions
     'opml': ('x1', 'none'),
     'epr': ('x1', 'none'),  # community code
+    'role': ('x1', 'none'),  # community code (the table at 10x: its own)
     'll_r': ('x10', 'drop > 3'),  # Large Loss Matters release
     'll_ct': ('x10', 'drop > 3'),
     'll_cp': ('x10', 'drop > 3'),

@@ -17,11 +17,17 @@ def observe_uniform(label_matrix: np.ndarray,
     Rows are visited in order with one ``RandomState(seed)``; each row
     shuffles its positives, then its negatives (also when ``num_neg`` is 0,
     since the shuffle consumes random numbers that later rows depend on).
+    A row with fewer positives (negatives) than asked keeps all of them.
+    ``-1`` keeps all of them, after the same shuffle, as the community
+    code: ``num_pos=1, num_neg=0`` is the single-positive protocol,
+    ``num_pos=-1, num_neg=-1`` the full labels.
 
     Args:
         label_matrix (np.ndarray): Full 0/1 labels, shape (N, C).
-        num_pos (int): Positives kept per row. Defaults to 1.
-        num_neg (int): Negatives kept per row. Defaults to 0.
+        num_pos (int): Positives kept per row, >= 1, or -1 for all.
+            Defaults to 1.
+        num_neg (int): Negatives kept per row, >= 0, or -1 for all.
+            Defaults to 0.
         seed (int): Seed of the ``RandomState``. Defaults to 1200.
 
     Returns:
@@ -34,6 +40,15 @@ def observe_uniform(label_matrix: np.ndarray,
                          f'{label_matrix.shape}')
     if not np.isin(label_matrix, (0, 1)).all():
         raise ValueError('label_matrix must hold only 0 and 1')
+    for name, value, low in (('num_pos', num_pos, 1), ('num_neg', num_neg,
+                                                        0)):
+        if not isinstance(value, (int, np.integer)) or not (
+                value == -1 or value >= low):
+            raise ValueError(f'{name} must be an int >= {low} or -1 (all), '
+                             f'got {value!r}')
+    # -1: every index, after the shuffle
+    num_pos = None if num_pos == -1 else num_pos
+    num_neg = None if num_neg == -1 else num_neg
     rng = np.random.RandomState(seed)
     signed = 2 * label_matrix - 1
     observed = np.zeros_like(signed)

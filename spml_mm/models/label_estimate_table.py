@@ -149,6 +149,12 @@ class LabelEstimateTable(nn.Module):
             raise RuntimeError(
                 'the label estimate table is empty; add SPMLSampleStateHook '
                 'to custom_hooks, which sizes it from the training set.')
+        if self.adam == 'dense' and dist.get_world_size() > 1:
+            raise RuntimeError(
+                "LabelEstimateTable(adam='dense') moves every row at every "
+                'step and cannot be split across processes; set '
+                "model.head.label_bank.adam='per_row' for distributed "
+                'training.')
         device = self.estimate_logits.device
         index = sample_indices(data_samples).to(device)
         observed = label_matrix(data_samples, 'gt_label',
@@ -205,11 +211,6 @@ class LabelEstimateTable(nn.Module):
         trained, self.trained = self.trained, torch.zeros_like(self.trained)
         if world == 1:
             return
-        if self.adam == 'dense':
-            raise RuntimeError(
-                "LabelEstimateTable(adam='dense') moves every row at every "
-                'step and cannot be split across processes; use '
-                "adam='per_row' for distributed training.")
         owner = torch.where(trained, dist.get_rank(), world)
         dist.all_reduce(owner, op='min')
         mine, owned = owner == dist.get_rank(), owner < world

@@ -78,6 +78,36 @@ def test_observed_negatives():
     assert (labels[obs == -1] == 0).all()
 
 
+def test_minus_one_keeps_every_label_after_the_same_shuffles():
+    rng = np.random.RandomState(0)
+    labels = (rng.rand(30, 6) < 0.4).astype(int)
+    labels[np.arange(30), rng.randint(0, 6, 30)] = 1
+    signed = 2 * labels - 1
+    # all positives and all negatives: the full labels, -1/+1
+    np.testing.assert_array_equal(
+        observe_uniform(labels, num_pos=-1, num_neg=-1), signed)
+    every_pos = observe_uniform(labels, num_pos=-1, num_neg=2, seed=5)
+    assert (every_pos == 1).sum() == labels.sum()
+    # the negatives drawn are those of (num_pos=1, num_neg=2): the
+    # positives' shuffle consumes the same random numbers whatever is kept
+    one_pos = observe_uniform(labels, num_pos=1, num_neg=2, seed=5)
+    np.testing.assert_array_equal(every_pos == -1, one_pos == -1)
+    np.testing.assert_array_equal(
+        observe_uniform(labels, num_pos=2, num_neg=-1, seed=5) == -1,
+        labels == 0)
+    # single positive: the protocol's matrix, unchanged
+    np.testing.assert_array_equal(observe_uniform(labels),
+                                  reference_observe(labels, 1200))
+
+
+@pytest.mark.parametrize('kwargs', [
+    dict(num_pos=0), dict(num_pos=-2), dict(num_neg=-3), dict(num_pos=1.5)
+])
+def test_observe_rejects_bad_counts(kwargs):
+    with pytest.raises(ValueError, match=r'(num_pos|num_neg) must be an int'):
+        observe_uniform(np.eye(3, dtype=int), **kwargs)
+
+
 def test_observe_rejects_bad_matrices():
     with pytest.raises(ValueError, match='0 and 1'):
         observe_uniform(np.array([[0, 2]]))

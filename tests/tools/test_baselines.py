@@ -1,5 +1,5 @@
-"""EPR, LL-R, LL-Ct and LL-Cp end to end on a tiny demo dataset: training,
---resume, tools/test.py and 2-process gloo training."""
+"""EPR, ROLE, LL-R, LL-Ct and LL-Cp end to end on a tiny demo dataset:
+training, --resume, tools/test.py and 2-process gloo training."""
 import os
 import os.path as osp
 import re
@@ -15,8 +15,10 @@ CONFIGS = {
     'll_r': 'configs/ll_r/vgg11bn_demo.py',
     'll_ct': 'configs/ll_ct/vgg11bn_demo.py',
     'll_cp': 'configs/ll_cp/vgg11bn_demo.py',
+    'role': 'configs/role/vgg11bn_demo.py',
 }
 BANK = 'head.label_bank.pseudo_label'
+TABLE = 'head.label_bank.estimate_logits'
 
 
 def tiny_options(data_root, epochs, indices=64):
@@ -59,6 +61,13 @@ def test_trains_resumes_and_tests(method, tiny_demo, tmp_path):
         assert int((a['state_dict'][BANK] == 1).sum()) == 8
         assert (a['state_dict'][BANK][before['state_dict'][BANK] == 1] ==
                 1).all()
+    elif method == 'role':
+        # every row trained on, at the observed positive above logit(0.6)
+        table = a['state_dict'][TABLE]
+        assert table.shape == (64, 10)
+        assert a['state_dict']['head.label_bank.dense_steps'] == 6
+        before = torch.load(osp.join(full, 'epoch_2.pth'), weights_only=True)
+        assert not torch.equal(before['state_dict'][TABLE], table)
     else:
         assert BANK not in a['state_dict']
     out = run_tool([PYTHON, 'tools/test.py', config,
@@ -78,13 +87,14 @@ from mmpretrain.registry import HOOKS
 
 @HOOKS.register_module()
 class DumpBankHook(Hook):
-    """Save each rank's corrections after every epoch, after the merge."""
+    """Save each rank's per-sample state after every epoch, after the
+    merge."""
 
     priority = 'LOW'
 
     def after_train_epoch(self, runner):
-        bank = runner.model.module.head.label_bank.pseudo_label
-        torch.save(bank.cpu(), os.path.join(
+        state = runner.model.module.head.label_bank.state_dict()
+        torch.save({k: v.cpu() for k, v in state.items()}, os.path.join(
             os.environ['DUMP_DIR'],
             f'rank{get_rank()}_epoch{runner.epoch + 1}.pth'))
 '''
@@ -100,7 +110,10 @@ def free_port():
 def test_two_process_gloo_training(method, tiny_demo, tmp_path):
     config = osp.join(REPO, CONFIGS[method])
     env = dict(os.environ, PORT=str(free_port()), PYTHON=PYTHON)
-    if method == 'll_cp':
+    extra = []
+    if method == 'role':  # the release's dense Adam needs one process
+        extra = ['model.head.label_bank.adam=per_row']
+    if method in ('ll_cp', 'role'):
         (tmp_path / 'dump_bank_hook.py').write_text(DUMPING_HOOK)
         wrapped = tmp_path / 'dumping.py'
         wrapped.write_text(
@@ -117,22 +130,33 @@ def test_two_process_gloo_training(method, tiny_demo, tmp_path):
     # 63 images: each rank trains one batch of 32 per epoch, the sampler
     # pads rank 1's share with one image of rank 0
     out = run_tool(['bash', 'tools/dist_train.sh', config, '2', '--work-dir',
-                    work, '--no-validate'] + tiny_options(tiny_demo, 3, 63),
-                   env=env)
+                    work, '--no-validate'] + tiny_options(tiny_demo, 3, 63) +
+                   extra, env=env)
     assert 'Distributed training: True' in out
     assert re.search(r'Epoch\(train\) \[3\]\[1/1\]', out)
     ckpt = torch.load(osp.join(work, 'epoch_3.pth'), weights_only=True)
-    if method != 'll_cp':
+    if method not in ('ll_cp', 'role'):
         return
-    counts = []
-    for epoch in (1, 2, 3):
-        r0, r1 = (torch.load(dumps / f'rank{r}_epoch{epoch}.pth')
-                  for r in (0, 1))
-        # each rank corrected its own samples; after the merge both hold all
-        assert torch.equal(r0, r1), epoch
-        counts.append(int((r0 == 1).sum()))
+    dumped = [[torch.load(dumps / f'rank{r}_epoch{epoch}.pth')
+               for r in (0, 1)] for epoch in (1, 2, 3)]
+    for epoch, (r0, r1) in enumerate(dumped, 1):
+        # each rank changed its own samples' rows; after the merge both
+        # hold all of them
+        assert r0.keys() == r1.keys()
+        for key in r0:
+            assert torch.equal(r0[key], r1[key]), (epoch, key)
+    if method == 'role':
+        # every row was stepped once per epoch, by its rank (the padded
+        # image by both: rank 0's row is kept)
+        for epoch, (r0, _) in enumerate(dumped, 1):
+            assert r0['steps'].eq(epoch).all() and r0['seen'].all(), epoch
+        for key, value in dumped[2][0].items():
+            assert torch.equal(ckpt['state_dict'][f'head.label_bank.{key}'],
+                               value)
+        return
+    counts = [int((r0['pseudo_label'] == 1).sum()) for r0, _ in dumped]
     # k = 2 per rank and batch from epoch 2 on (3 when both ranks picked
     # the same entry of the padded image)
     assert counts[0] == 0 and counts[1] in (3, 4)
     assert counts[2] - counts[1] in (3, 4)
-    assert torch.equal(ckpt['state_dict'][BANK], r0)
+    assert torch.equal(ckpt['state_dict'][BANK], dumped[2][0]['pseudo_label'])

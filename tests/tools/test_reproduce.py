@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import PYTHON, REPO, run_tool
 
 SCRIPT = 'tools/benchmark/reproduce.sh'
-METHODS = ['full', 'an', 'an_ls', 'wan', 'epr', 'em', 'em_apl', 'll_r',
+METHODS = ['full', 'an', 'an_ls', 'wan', 'epr', 'role', 'em', 'em_apl', 'll_r',
            'll_ct', 'll_cp', 'hill', 'splc', 'grloss', 'lasd', 'opml']
 #: methods that train AN's config with another loss, and their options
 AN_VARIANTS = {
@@ -38,6 +38,8 @@ def test_dry_run_prints_every_method(tmp_path):
             options = f'randomness.seed={seed}'
             if method in AN_VARIANTS:
                 options += ' ' + AN_VARIANTS[method]
+            if method == 'role':  # 8 processes: per-row Adam of the table
+                options += ' model.head.label_bank.adam=per_row'
             assert (f'+ bash tools/dist_train.sh {config} 8 --work-dir '
                     f'{work} --cfg-options {options}\n') in out
             assert (f'+ {PYTHON} tools/test.py {config} '

@@ -43,6 +43,7 @@ METHODS = {
     'opml': ('OPML', 'configs/opml/vgg11bn_demo.py'),
     'opml_sp': ('OPML-SP', 'configs/opml/vgg11bn-sp_demo.py'),
     'epr': ('EPR', 'configs/epr/vgg11bn_demo.py'),
+    'role': ('ROLE', 'configs/role/vgg11bn_demo.py'),
     'll_r': ('LL-R', 'configs/ll_r/vgg11bn_demo.py'),
     'll_ct': ('LL-Ct', 'configs/ll_ct/vgg11bn_demo.py'),
     'll_cp': ('LL-Cp', 'configs/ll_cp/vgg11bn_demo.py'),

@@ -11,13 +11,15 @@
 # Environment (all optional):
 #   GPUS=8                 processes (GPUs) per training run
 #   SEEDS="0"              seeds per method, e.g. SEEDS="0 1 2"
-#   METHODS="full an an_ls wan epr em em_apl ll_r ll_ct ll_cp hill splc grloss
+#   METHODS="full an an_ls wan epr role em em_apl ll_r ll_ct ll_cp hill splc grloss
 #            lasd opml"    config folders to run, in the papers' row order;
 #                          "full" is AN's config on the true labels (the upper
 #                          bound); an_ls, wan, hill and splc are AN's config
 #                          with the loss of that baseline (label smoothing
 #                          0.1, lambda 1/(C-1), UnifiedSPMLLoss presets hill
-#                          and splc), under AN's procedure; opml's ResNet-50
+#                          and splc), under AN's procedure; role with GPUS > 1
+#                          updates its label estimates per row (docs/methods.md,
+#                          ROLE); opml's ResNet-50
 #                          configs are OPML-SP;
 #                          "folder-variant" runs configs/folder/resnet50-variant_*
 #   WORK_ROOT=work_dirs/reproduce/DATASET
@@ -41,7 +43,7 @@ cd "$(dirname "$0")/../.."
 
 GPUS=${GPUS:-8}
 SEEDS=${SEEDS:-0}
-METHODS=${METHODS:-full an an_ls wan epr em em_apl ll_r ll_ct ll_cp hill splc grloss lasd opml}
+METHODS=${METHODS:-full an an_ls wan epr role em em_apl ll_r ll_ct ll_cp hill splc grloss lasd opml}
 WORK_ROOT=${WORK_ROOT:-work_dirs/reproduce/$DATASET}
 PYTHON=${PYTHON:-python}
 DRY_RUN=${DRY_RUN:-0}
@@ -79,6 +81,9 @@ for method in $METHODS; do
         wan) extra=(model.head.loss.unobserved_weight=wan) ;;
         hill | splc) extra=(model.head.loss.type=UnifiedSPMLLoss
                             "model.head.loss.preset=$method") ;;
+        # the release's dense Adam of the label estimates needs one process
+        role) [ "$GPUS" -gt 1 ] && extra=(model.head.label_bank.adam=per_row) ||
+            extra=() ;;
         *) extra=() ;;
     esac
     for seed in $SEEDS; do

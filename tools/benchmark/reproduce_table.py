@@ -33,7 +33,6 @@ COLUMNS = {'voc': 'VOC', 'coco': 'COCO', 'nuswide': 'NUS', 'cub': 'CUB'}
 LABELS = {
     'an_ls': 'AN-LS',
     'wan': 'WAN',
-    'role': 'ROLE',
     'hill': 'Hill',
     'splc': 'SPLC',
 }

@@ -1,0 +1,22 @@
+# ROLE on the demo dataset (docs/methods.md, ROLE): VGG-11-BN from scratch,
+# Adam 1e-3, batch 32, 6 epochs, as configs/an/vgg11bn_demo.py; the
+# label-estimate table learns at 10x (1e-2) with the release's dense Adam. k
+# is the demo's average number of positives per image, 2.06.
+_base_ = [
+    '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
+    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+]
+
+model = dict(
+    head=dict(
+        loss=dict(type='ROLELoss', expected_positives=2.06),
+        label_bank=dict(type='LabelEstimateTable', lr=1e-2)))
+
+# from scratch, Adam 1e-3 for the whole network
+optim_wrapper = dict(optimizer=dict(lr=1e-3))
+train_cfg = dict(max_epochs=6)
+
+custom_hooks = _base_.custom_hooks + [
+    # sizes the table for the training set; merges the ranks' rows
+    dict(type='SPMLSampleStateHook'),
+]
