@@ -39,8 +39,8 @@ def epr_value_and_grad(z: torch.Tensor, s: torch.Tensor,
     The observed positives' log loss, summed and divided by B x C, plus the
     regularizer :func:`expected_positives_penalty` (weight 1)::
 
-        L = sum_{s_ni = 1} -log p_ni / (B C) + (m - k)^2 / C^2
-        dL/dz_ni = s_ni (p_ni - 1) / (B C) + 2 (m - k) p_ni (1 - p_ni) / (B C^2)
+        L = sum_{s_ni = 1} -log p_ni / (B C) + (m - k)^2 / C^2   (p = p_ni)
+        dL/dz_ni = s_ni (p - 1) / (B C) + 2 (m - k) p (1 - p) / (B C^2)
 
     Unobserved entries enter only through the regularizer.
 
