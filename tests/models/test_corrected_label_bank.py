@@ -66,6 +66,9 @@ def test_state_hook_sizes_the_bank_and_needs_one():
         train_dataloader=SimpleNamespace(dataset=dataset))
     with pytest.raises(ValueError, match='does not support dataset wrappers'):
         SPMLSampleStateHook().before_run(runner)
+    runner.model.broadcast_buffers = True  # as a DDP wrapper would say
+    with pytest.raises(ValueError, match='broadcast_buffers=False'):
+        SPMLSampleStateHook().before_run(runner)
     runner.model = torch.nn.Sequential(torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match='found no per-sample state'):
         SPMLSampleStateHook().before_run(runner)

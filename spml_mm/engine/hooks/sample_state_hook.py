@@ -22,6 +22,10 @@ class SPMLSampleStateHook(Hook):
     - after every training epoch, before the checkpoint is written, it calls
       ``merge_ranks()``, after which all ranks hold the same state.
 
+    The DDP wrapper must not broadcast buffers (MMEngine's default), or rank
+    0's rows would overwrite the others' at every forward pass; the hook
+    refuses such a run.
+
     Example:
         >>> custom_hooks = [dict(type='SPMLEpochHook'),
         ...                 dict(type='SPMLSampleStateHook')]
@@ -49,6 +53,12 @@ class SPMLSampleStateHook(Hook):
                 'SPMLSampleStateHook found no per-sample state in the model '
                 "(e.g. the head's label_bank=dict(type='CorrectedLabelBank'"
                 ')); remove the hook or add the state.')
+        if getattr(runner.model, 'broadcast_buffers', False):
+            raise ValueError(
+                'SPMLSampleStateHook: the DDP wrapper broadcasts buffers, '
+                "which would overwrite every rank's per-sample rows with "
+                "rank 0's at each forward pass; keep "
+                'model_wrapper_cfg.broadcast_buffers=False (the default).')
         dataset = runner.train_dataloader.dataset
         if not isinstance(dataset, BaseDataset):
             raise ValueError(
