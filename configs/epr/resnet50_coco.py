@@ -1,18 +1,7 @@
-# EPR (expected positive regularization, Cole et al. 2021), ResNet-50 on
-# COCO 2014 (docs/methods.md, EPR). The community code's procedure, as
-# configs/an/resnet50_coco.py: Adam, one learning rate, 10 epochs, no early
-# stopping, the best validation epoch tested.
-_base_ = [
-    '../_base_/models/resnet50.py', '../_base_/datasets/coco.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
-]
+# EPR, ResNet-50 on COCO 2014. The method and its procedure:
+# configs/_base_/methods/epr_resnet50.py.
+_base_ = ['../_base_/methods/epr_resnet50.py', '../_base_/datasets/coco.py']
 
-model = dict(
-    head=dict(
-        num_classes=80,
-        # k: the average number of positives per training image
-        loss=dict(type='EPRLoss', expected_positives=2.9)))
-
-train_dataloader = dict(batch_size=16)
-optim_wrapper = dict(optimizer=dict(lr=1e-5))
-train_cfg = dict(max_epochs=10)
+# k: the average number of positives per training image; batch 16, lr 1e-5
+# (as configs/an/resnet50_coco.py)
+model = dict(head=dict(num_classes=80, loss=dict(expected_positives=2.9)))

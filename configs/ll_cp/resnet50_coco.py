@@ -1,32 +1,8 @@
-# LL-Cp (Kim et al., "Large Loss Matters", CVPR 2022), ResNet-50 on COCO 2014.
-# The largest assumed-negative losses of each batch are corrected to positives
-# permanently (docs/methods.md, LL-R, LL-Ct, LL-Cp). delta and the optimizer
-# are the authors' published values for COCO 2014: delta 0.2 % per epoch, Adam
-# at 1e-5. The release's procedure (train.py, config.py): ImageNet weights,
-# 448 px, flip, batch 16, the head's learning rate x10, 10 epochs, training
-# stopped once val mAP falls more than 3 points below its best, test on the
-# best checkpoint.
-_base_ = [
-    '../_base_/models/resnet50.py', '../_base_/datasets/coco.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
-]
+# LL-Cp, ResNet-50 on COCO 2014. The method and its procedure:
+# configs/_base_/methods/ll_cp_resnet50.py.
+_base_ = ['../_base_/methods/ll_cp_resnet50.py', '../_base_/datasets/coco.py']
 
-model = dict(
-    head=dict(
-        num_classes=80,
-        loss=dict(type='LLLoss', scheme='LL-Cp', rate=0.002),
-        label_bank=dict(type='CorrectedLabelBank')))
+# the authors' values for COCO 2014: delta 0.2 % per epoch, Adam 1e-5
+model = dict(head=dict(num_classes=80, loss=dict(rate=0.002)))
 
 train_dataloader = dict(batch_size=16)
-optim_wrapper = dict(
-    optimizer=dict(lr=1e-5),
-    paramwise_cfg=dict(custom_keys={'head': dict(lr_mult=10.)}))
-train_cfg = dict(max_epochs=10)
-
-custom_hooks = _base_.custom_hooks + [
-    # the epoch sets the number of modified losses
-    dict(type='SPMLEpochHook'),
-    # sizes the corrections for the training set; merges the ranks' ones
-    dict(type='SPMLSampleStateHook'),
-    dict(type='SPMLEarlyStoppingHook', max_drop=3.),
-]

@@ -18,8 +18,8 @@ model = dict(
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
 
-custom_hooks = _base_.custom_hooks + [
+default_hooks = dict(
     # the epoch sets the number of modified losses
-    dict(type='SPMLEpochHook'),
-    dict(type='SPMLEarlyStoppingHook', max_drop=3.),
-]
+    epoch_schedule=dict(type='SPMLEpochHook'),
+    # switch: default_hooks.early_stopping.max_drop=inf trains every epoch
+    early_stopping=dict(type='SPMLEarlyStoppingHook', max_drop=3.))

@@ -16,7 +16,6 @@ model = dict(
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
 
-custom_hooks = _base_.custom_hooks + [
+default_hooks = dict(
     # sizes the table for the training set; merges the ranks' rows
-    dict(type='SPMLSampleStateHook'),
-]
+    sample_state=dict(type='SPMLSampleStateHook'))

@@ -1,4 +1,4 @@
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -91,6 +91,17 @@ class EPRLoss(nn.Module):
                              f'got {expected_positives!r}')
         self.expected_positives = float(expected_positives)
 
-    def forward(self, cls_score: torch.Tensor,
-                target: torch.Tensor) -> torch.Tensor:
+    def forward(self,
+                cls_score: torch.Tensor,
+                target: torch.Tensor,
+                avg_factor: Optional[float] = None) -> torch.Tensor:
+        """Compute the loss.
+
+        Args:
+            cls_score (torch.Tensor): Logits, shape (B, C).
+            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            avg_factor (float, optional): Passed by MMPretrain's
+                multi-label heads (the batch size); not used: the loss
+                keeps its paper's normalisation in any head.
+        """
         return epr_loss(cls_score, target, self.expected_positives)

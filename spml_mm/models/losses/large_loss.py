@@ -158,7 +158,8 @@ class LLLoss(nn.Module):
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
                 pseudo_label: Optional[torch.Tensor] = None,
-                write_corrections: Optional[Callable] = None) -> torch.Tensor:
+                write_corrections: Optional[Callable] = None,
+                avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
@@ -169,12 +170,16 @@ class LLLoss(nn.Module):
                 earlier epoch corrected the entry.
             write_corrections (Callable, optional): LL-Cp: the bank's writer
                 of this batch's new corrections (a (B, C) boolean mask).
+            avg_factor (float, optional): Passed by MMPretrain's
+                multi-label heads (the batch size); not used: the loss
+                keeps its paper's normalisation in any head.
         """
         if self.scheme == 'LL-Cp':
             if pseudo_label is None or write_corrections is None:
                 raise ValueError(
-                    "LLLoss(scheme='LL-Cp') keeps its corrections in the "
-                    "head's label_bank=dict(type='CorrectedLabelBank')")
+                    "LLLoss(scheme='LL-Cp') keeps its corrections per "
+                    "sample: use head type='SPMLLinearClsHead' with "
+                    "label_bank=dict(type='CorrectedLabelBank')")
             target = target.bool() | (pseudo_label == PSEUDO_POSITIVE)
         k = self.num_modified(*cls_score.shape)
         selected = large_loss_selection(cls_score, target, k)

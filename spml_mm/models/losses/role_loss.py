@@ -88,7 +88,8 @@ class ROLELoss(nn.Module):
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
                 estimate_logits: Optional[torch.Tensor] = None,
-                step_estimates: Optional[Callable] = None) -> torch.Tensor:
+                step_estimates: Optional[Callable] = None,
+                avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss; step the batch's label estimates.
 
         Args:
@@ -98,10 +99,14 @@ class ROLELoss(nn.Module):
                 estimate table (B, C).
             step_estimates (Callable): The table's optimizer step of these
                 rows, given their gradient (B, C).
+            avg_factor (float, optional): Passed by MMPretrain's
+                multi-label heads (the batch size); not used: the loss
+                keeps its paper's normalisation in any head.
         """
         if estimate_logits is None or step_estimates is None:
             raise ValueError(
-                'ROLELoss learns its label estimates in the head\'s '
+                "ROLELoss learns per-sample label estimates: use head "
+                "type='SPMLLinearClsHead' with "
                 "label_bank=dict(type='LabelEstimateTable', lr=...)")
         k = self.expected_positives
         if self.training:

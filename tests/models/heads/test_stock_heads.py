@@ -28,6 +28,9 @@ STATELESS = {
     'SPLC': dict(type='UnifiedSPMLLoss', preset='splc'),
     'EN': dict(type='UnifiedSPMLLoss', preset='en'),
     'OPML (loss only)': dict(type='OPMLLoss', a=0.5, b=0.5),
+    'EPR': dict(type='EPRLoss', expected_positives=2.05),
+    'LL-R': dict(type='LLLoss', scheme='LL-R', rate=0.05),
+    'LL-Ct': dict(type='LLLoss', scheme='LL-Ct', rate=0.05),
 }
 
 #: MMPretrain's multi-label heads on the demo VGG's 256-channel features:
@@ -129,6 +132,20 @@ def test_stock_linear_head_gives_the_spml_head_loss(loss_name):
     expected = spml.loss(feats, samples)['loss']
     assert float(stock.loss(feats, samples)['loss']) == pytest.approx(
         float(expected), rel=1e-6)
+
+
+@pytest.mark.parametrize('loss,bank', [
+    (dict(type='LLLoss', scheme='LL-Cp', rate=0.05), 'CorrectedLabelBank'),
+    (dict(type='ROLELoss', expected_positives=2.), 'LabelEstimateTable'),
+])
+def test_per_sample_losses_name_the_spml_head(loss, bank):
+    model = build('MultiLabelLinearClsHead', loss)
+    model.train()
+    optim_wrapper = build_optim_wrapper(
+        model, dict(optimizer=dict(type='Adam', lr=1e-3)))
+    with pytest.raises(ValueError, match="use head type='SPMLLinearClsHead' "
+                       rf"with label_bank=dict\(type='{bank}'"):
+        model.train_step(single_positive_batch([1, 2]), optim_wrapper)
 
 
 def test_stateful_loss_names_the_spml_head():
