@@ -44,8 +44,9 @@ class CorrectedLabelBank(LabelBank):
         ...             in_channels=2048,
         ...             loss=dict(type='LLLoss', scheme='LL-Cp', rate=0.002),
         ...             label_bank=dict(type='CorrectedLabelBank'))
-        >>> custom_hooks = [dict(type='SPMLEpochHook'),
-        ...                 dict(type='SPMLSampleStateHook')]
+        >>> default_hooks = dict(
+        ...     epoch_schedule=dict(type='SPMLEpochHook'),
+        ...     sample_state=dict(type='SPMLSampleStateHook'))
     """
 
     ENTRY_KEYS = ('pseudo_label', 'write_corrections')

@@ -147,8 +147,9 @@ class LabelEstimateTable(nn.Module):
         """
         if self.num_samples == 0:
             raise RuntimeError(
-                'the label estimate table is empty; add SPMLSampleStateHook '
-                'to custom_hooks, which sizes it from the training set.')
+                'the label estimate table is empty; add default_hooks.'
+                "sample_state=dict(type='SPMLSampleStateHook'), which sizes "
+                'it from the training set.')
         if self.adam == 'dense' and dist.get_world_size() > 1:
             raise RuntimeError(
                 "LabelEstimateTable(adam='dense') moves every row at every "

@@ -27,8 +27,9 @@ class SPMLSampleStateHook(Hook):
     refuses such a run.
 
     Example:
-        >>> custom_hooks = [dict(type='SPMLEpochHook'),
-        ...                 dict(type='SPMLSampleStateHook')]
+        >>> default_hooks = dict(
+        ...     epoch_schedule=dict(type='SPMLEpochHook'),
+        ...     sample_state=dict(type='SPMLSampleStateHook'))
     """
 
     # before CheckpointHook ('VERY_LOW'): checkpoints hold the merged state

@@ -121,8 +121,9 @@ class LLLoss(nn.Module):
         ...             in_channels=2048,
         ...             loss=dict(type='LLLoss', scheme='LL-Cp', rate=0.002),
         ...             label_bank=dict(type='CorrectedLabelBank'))
-        >>> custom_hooks = [dict(type='SPMLEpochHook'),
-        ...                 dict(type='SPMLSampleStateHook')]
+        >>> default_hooks = dict(
+        ...     epoch_schedule=dict(type='SPMLEpochHook'),
+        ...     sample_state=dict(type='SPMLSampleStateHook'))
     """
 
     def __init__(self, scheme: str, rate: float):
@@ -147,8 +148,9 @@ class LLLoss(nn.Module):
         """k of a (batch, classes) batch in the current epoch."""
         if self.epoch is None:
             raise RuntimeError(
-                'LLLoss has no epoch: add dict(type=\'SPMLEpochHook\') to '
-                'custom_hooks, which sets it before every training epoch.')
+                'LLLoss has no epoch: add default_hooks.epoch_schedule='
+                "dict(type='SPMLEpochHook'), which sets it before every "
+                'training epoch.')
         if self.scheme == 'LL-Cp':
             return num_large_losses(batch, classes, 2, self.rate) \
                 if self.epoch > 1 else 0

@@ -73,7 +73,8 @@ class ROLELoss(nn.Module):
         ...             in_channels=2048,
         ...             loss=dict(type='ROLELoss', expected_positives=1.5),
         ...             label_bank=dict(type='LabelEstimateTable', lr=1e-4))
-        >>> custom_hooks = [dict(type='SPMLSampleStateHook')]
+        >>> default_hooks = dict(
+        ...     sample_state=dict(type='SPMLSampleStateHook'))
     """
 
     def __init__(self, expected_positives: float):
