@@ -49,6 +49,8 @@ METHODS = {
     'll_cp': ('LL-Cp', 'configs/ll_cp/vgg11bn_demo.py'),
 }
 #: proxy suites: method -> config stem under configs/<folder>/, per regime
+#: (the papers' methods and the AN and full-label references; the baselines
+#: EPR, ROLE and the LL family have demo and ResNet-50 configs only)
 PROXY_CONFIGS = {
     'an': 'an/efficientnet-lite0{}_proxy-{}.py',
     'full': 'an/efficientnet-lite0{}-full_proxy-{}.py',
@@ -71,10 +73,19 @@ SUITE_TITLES = {
 }
 
 
+def suite_methods(suite):
+    """The methods a suite has configs for."""
+    return list(METHODS if suite == 'demo' else PROXY_CONFIGS)
+
+
 def suite_config(suite, method, regime='linear'):
     """The config a method trains with in a suite."""
     if suite == 'demo':
         return METHODS[method][1]
+    if method not in PROXY_CONFIGS:
+        raise ValueError(
+            f'{METHODS[method][0]} has no {suite} config; the proxy suites '
+            f'run {", ".join(PROXY_CONFIGS)}')
     infix = '-linear' if regime == 'linear' else ''
     return 'configs/' + PROXY_CONFIGS[method].format(infix, suite[6:])
 
@@ -222,8 +233,8 @@ def main():
                         help='train the first seed at each learning rate and '
                         'report the best validation mAP per method (the '
                         'test set is not used)')
-    parser.add_argument('--methods', nargs='+', default=list(METHODS),
-                        choices=list(METHODS))
+    parser.add_argument('--methods', nargs='+', choices=list(METHODS),
+                        help="default: every method of the suite")
     parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
     parser.add_argument('--quick', action='store_true',
                         help='one tiny run per method (2 epochs, 96 images)')
@@ -238,6 +249,9 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.seeds = args.seeds[:1]
+    args.methods = args.methods or suite_methods(args.suite)
+    for method in args.methods:
+        suite_config(args.suite, method, args.regime)
     out_dir = args.out_dir or (args.work_root if args.quick else osp.join(
         REPO, 'docs', 'results'))
     os.makedirs(out_dir, exist_ok=True)

@@ -39,18 +39,6 @@ from spml_setups import (REFERENCE, load, method_configs,  # noqa: E402
 
 from spml_mm.models.data_preprocessors import split_views  # noqa: E402
 
-#: method folder (and config variant) -> name in the tables; OPML's
-#: ResNet-50 configs are the full OPML-SP recipe
-LABELS = {
-    'an': 'AN',
-    'grloss': 'GR',
-    'em': 'EM',
-    'em_apl': 'EM + APL',
-    'lasd': 'LASD',
-    'opml': 'OPML-SP',
-}
-#: logits shapes of the loss table and the configs their settings come from
-#: (256 x 600: the COCO settings at an OpenImages-like number of classes)
 #: logits shapes of the loss table and the configs their settings come from
 #: (256 x 600: the COCO settings at an OpenImages-like number of classes)
 LOSS_SHAPES = {(64, 80): 'coco', (64, 312): 'cub', (256, 600): 'coco'}

@@ -22,6 +22,11 @@ LABELS = {
     'em_apl': 'EM + APL',
     'lasd': 'LASD',
     'opml': 'OPML-SP',
+    'epr': 'EPR',
+    'role': 'ROLE',
+    'll_r': 'LL-R',
+    'll_ct': 'LL-Ct',
+    'll_cp': 'LL-Cp',
 }
 REFERENCE = dict(type='CrossEntropyLoss', use_sigmoid=True)
 
@@ -76,12 +81,15 @@ def samples_of(target: torch.Tensor) -> List[DataSample]:
 def trained_bank(cfg: Config, target: torch.Tensor,
                  generator: torch.Generator) -> LabelBank:
     """The head's label bank after every update of a run, on random scores
-    of the rows of ``target``."""
+    of the rows of ``target`` (as allocated where the config updates it in
+    the training step: LL-Cp's corrections, ROLE's estimates)."""
     head = cfg.model.head
     bank = MODELS.build(head.label_bank,
                         default_args=dict(num_classes=head.num_classes))
     bank.allocate(len(target))
     hook = pseudo_label_hook(cfg)
+    if hook is None:
+        return bank
     updater = MODELS.build(hook['updater'])
     scores = torch.rand(target.shape, generator=generator)
     max_epochs, warmup = cfg.train_cfg.max_epochs, hook['warmup_epochs']
