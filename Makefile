@@ -21,8 +21,8 @@ data/demo/formatted_val_labels.npy: | $(STAMP)
 	$(PY) tools/make_demo_data.py --out-dir data/demo
 
 demo: $(STAMP) data/demo/formatted_val_labels.npy
-	$(PY) tools/train.py configs/an/vgg11bn_demo.py --work-dir work_dirs/an_demo
-	$(PY) tools/test.py configs/an/vgg11bn_demo.py \
+	$(PY) tools/train.py configs/an/an_vgg11bn_demo.py --work-dir work_dirs/an_demo
+	$(PY) tools/test.py configs/an/an_vgg11bn_demo.py \
 		$$(ls work_dirs/an_demo/best_*.pth | head -n 1) --work-dir work_dirs/an_demo
 
 test: $(STAMP)

@@ -109,7 +109,7 @@ def write_user_configs(folder):
     with open(osp.join(folder, 'user.py'), 'w') as f:
         f.write(USER_CONFIG)
     with open(osp.join(folder, 'demo.py'), 'w') as f:
-        f.write("_base_ = ['spml_mm::grloss/vgg11bn_demo.py']\n")
+        f.write("_base_ = ['spml_mm::grloss/grloss_vgg11bn_demo.py']\n")
     with open(osp.join(folder, 'check.py'), 'w') as f:
         f.write(CHECK)
 
@@ -201,3 +201,18 @@ def test_mim_search_lists_the_metafile_models(installed, tmp_path):
     for model in ('grloss_resnet50_voc', 'em_apl_resnet50_coco',
                   'lasd_vgg11bn_demo', 'opml_resnet50_cub', 'an_resnet50_voc'):
         assert model in out, out[-3000:]
+
+
+def test_mim_finds_every_demo_config_by_its_file_name():
+    # mim train/test look a packaged config up by its base name alone
+    names = {}
+    for folder, _, files in os.walk(osp.join(REPO, 'configs')):
+        for name in files:
+            names.setdefault(name, []).append(osp.join(folder, name))
+    demos = [n for n in names if n.endswith('_demo.py')
+             and not any('_base_' in p for p in names[n])]
+    assert 'grloss_vgg11bn_demo.py' in demos and len(demos) >= 13
+    for name in demos:
+        assert len(names[name]) == 1, names[name]
+        method = osp.basename(osp.dirname(names[name][0]))
+        assert name.startswith(method + '_vgg11bn'), name

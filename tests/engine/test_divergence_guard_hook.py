@@ -97,7 +97,7 @@ def test_diverging_demo_run_stops_at_the_first_nan(tiny_demo, tmp_path):
     import subprocess
     from tests.conftest import PYTHON, REPO
     proc = subprocess.run([
-        PYTHON, 'tools/train.py', 'configs/an/vgg11bn_demo.py',
+        PYTHON, 'tools/train.py', 'configs/an/an_vgg11bn_demo.py',
         '--work-dir', str(tmp_path), '--cfg-options',
         'train_cfg.max_epochs=1', 'optim_wrapper.optimizer.lr=1e30',
         f'train_dataloader.dataset.data_root={tiny_demo}',

@@ -79,7 +79,7 @@ def test_demo_run_stops_by_the_rule_and_keeps_the_best(tiny_demo, tmp_path):
     checkpoint is the best validation epoch."""
     work = str(tmp_path / 'em')
     out = run_tool([
-        PYTHON, 'tools/train.py', 'configs/em/vgg11bn_demo.py', '--work-dir',
+        PYTHON, 'tools/train.py', 'configs/em/em_vgg11bn_demo.py', '--work-dir',
         work, '--cfg-options', 'train_cfg.max_epochs=6',
         f'train_dataloader.dataset.data_root={tiny_demo}',
         f'val_dataloader.dataset.data_root={tiny_demo}',

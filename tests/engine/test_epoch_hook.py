@@ -57,7 +57,7 @@ def test_hook_reaches_loss_inside_ddp(tmp_path):
 def test_demo_training_logs_changing_parameters(tiny_demo, tmp_path):
     work = str(tmp_path / 'run')
     run_tool([
-        PYTHON, 'tools/train.py', 'configs/grloss/vgg11bn_demo.py',
+        PYTHON, 'tools/train.py', 'configs/grloss/grloss_vgg11bn_demo.py',
         '--work-dir', work, '--cfg-options', 'train_cfg.max_epochs=2',
         f'train_dataloader.dataset.data_root={tiny_demo}',
         f'val_dataloader.dataset.data_root={tiny_demo}',

@@ -9,7 +9,7 @@ import torch
 from spml_mm.engine.hooks.pseudo_label_hook import SPMLPseudoLabelHook
 from tests.conftest import PYTHON, run_tool
 
-CONFIG = 'configs/opml/vgg11bn-sp_demo.py'
+CONFIG = 'configs/opml/opml_vgg11bn-sp_demo.py'
 BANK = 'head.label_bank.'
 
 

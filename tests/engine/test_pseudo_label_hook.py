@@ -15,7 +15,7 @@ from spml_mm.models import LabelBank
 from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
 from tests.conftest import PYTHON, REPO, run_tool
 
-CONFIG = 'configs/em_apl/vgg11bn_demo.py'
+CONFIG = 'configs/em_apl/em_apl_vgg11bn_demo.py'
 
 
 def test_scoring_pipeline_keeps_the_training_labels():

@@ -32,7 +32,7 @@ def test_a_method_without_proxy_configs_is_refused():
 
 def test_demo_suite_keeps_the_demo_configs():
     assert accuracy.suite_config('demo', 'gr') == \
-        'configs/grloss/vgg11bn_demo.py'
+        'configs/grloss/grloss_vgg11bn_demo.py'
 
 
 def test_best_val_map_ignores_the_test_lines():

@@ -30,12 +30,12 @@ spec.loader.exec_module(train_tool)
 
 #: config -> (epochs, extra options): each method's tiny run
 METHODS = {
-    'configs/em_apl/vgg11bn_demo.py': (2, {
+    'configs/em_apl/em_apl_vgg11bn_demo.py': (2, {
         'default_hooks.pseudo_label.warmup_epochs': 1
     }),
-    'configs/grloss/vgg11bn_demo.py': (1, {}),
-    'configs/lasd/vgg11bn_demo.py': (1, {}),
-    'configs/opml/vgg11bn-sp_demo.py': (2, {
+    'configs/grloss/grloss_vgg11bn_demo.py': (1, {}),
+    'configs/lasd/lasd_vgg11bn_demo.py': (1, {}),
+    'configs/opml/opml_vgg11bn-sp_demo.py': (2, {
         'default_hooks.pseudo_label.updater.correction_start_epoch': 1
     }),
 }

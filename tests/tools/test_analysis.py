@@ -18,7 +18,7 @@ import distinguishability  # noqa: E402
 import per_class_ap  # noqa: E402
 import pseudo_label_curve  # noqa: E402
 
-CONFIG = 'configs/em_apl/vgg11bn_demo.py'
+CONFIG = 'configs/em_apl/em_apl_vgg11bn_demo.py'
 
 
 def options(data_root):

@@ -11,11 +11,11 @@ import torch
 from tests.conftest import PYTHON, REPO, run_tool
 
 CONFIGS = {
-    'epr': 'configs/epr/vgg11bn_demo.py',
-    'll_r': 'configs/ll_r/vgg11bn_demo.py',
-    'll_ct': 'configs/ll_ct/vgg11bn_demo.py',
-    'll_cp': 'configs/ll_cp/vgg11bn_demo.py',
-    'role': 'configs/role/vgg11bn_demo.py',
+    'epr': 'configs/epr/epr_vgg11bn_demo.py',
+    'll_r': 'configs/ll_r/ll_r_vgg11bn_demo.py',
+    'll_ct': 'configs/ll_ct/ll_ct_vgg11bn_demo.py',
+    'll_cp': 'configs/ll_cp/ll_cp_vgg11bn_demo.py',
+    'role': 'configs/role/role_vgg11bn_demo.py',
 }
 BANK = 'head.label_bank.pseudo_label'
 TABLE = 'head.label_bank.estimate_logits'

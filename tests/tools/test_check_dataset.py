@@ -16,7 +16,7 @@ from spml_mm.datasets.validation import DatasetError
 from spml_mm.engine.hooks import SPMLDatasetCheckHook
 from tests.conftest import REPO
 
-CONFIG = osp.join(REPO, 'configs/an/vgg11bn_demo.py')
+CONFIG = osp.join(REPO, 'configs/an/an_vgg11bn_demo.py')
 
 
 def load_tool():

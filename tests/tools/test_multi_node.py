@@ -11,7 +11,7 @@ from spml_mm.models.label_bank import decode_states
 from tests.conftest import PYTHON, REPO
 from tests.tools.test_train_test import free_port
 
-CONFIG = 'configs/em_apl/vgg11bn_demo.py'
+CONFIG = 'configs/em_apl/em_apl_vgg11bn_demo.py'
 
 DUMP_HOOK = '''
 import os

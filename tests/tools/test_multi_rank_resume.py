@@ -32,7 +32,7 @@ class ExitAfterEpochHook(Hook):
 # EM + APL on the demo with updates after epochs 1, 2 and 3 of 4; no early
 # stopping (it needs validation; None drops it, see tools/train.py)
 CONFIG = '''
-_base_ = '{repo}/configs/em_apl/vgg11bn_demo.py'
+_base_ = '{repo}/configs/em_apl/em_apl_vgg11bn_demo.py'
 custom_imports = dict(imports=['spml_mm', 'exit_hook'],
                       allow_failed_imports=False)
 train_cfg = dict(max_epochs=4)

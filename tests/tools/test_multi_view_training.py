@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import PYTHON, run_tool
 
-CONFIG = 'configs/lasd/vgg11bn_demo.py'
+CONFIG = 'configs/lasd/lasd_vgg11bn_demo.py'
 
 
 def options(data_root, *extra):

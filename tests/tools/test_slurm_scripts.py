@@ -49,14 +49,14 @@ def srun_options(gpus, per_node, cpus):
 def test_train_command(fake_srun):
     got = fake_srun(
         'tools/slurm_train.sh', [
-            'dev', 'spml', 'configs/em_apl/vgg11bn_demo.py', 'work dir/x',
+            'dev', 'spml', 'configs/em_apl/em_apl_vgg11bn_demo.py', 'work dir/x',
             '--amp', '--cfg-options', 'train_cfg.max_epochs=2'
         ],
         GPUS='16', GPUS_PER_NODE='8', CPUS_PER_TASK='4',
         SRUN_ARGS='--time=1:00:00 --exclusive', PYTHON='python3')
     assert got['argv'] == srun_options(16, 8, 4) + [
         '--time=1:00:00', '--exclusive', 'python3', '-u',
-        'tools/train.py', 'configs/em_apl/vgg11bn_demo.py',
+        'tools/train.py', 'configs/em_apl/em_apl_vgg11bn_demo.py',
         '--work-dir=work dir/x', '--launcher=slurm', '--amp',
         '--cfg-options', 'train_cfg.max_epochs=2'
     ]
@@ -67,9 +67,9 @@ def test_train_command(fake_srun):
 
 def test_test_command_defaults(fake_srun):
     got = fake_srun('tools/slurm_test.sh',
-                    ['dev', 'spml', 'configs/an/vgg11bn_demo.py', 'a.pth'])
+                    ['dev', 'spml', 'configs/an/an_vgg11bn_demo.py', 'a.pth'])
     # MMPretrain's defaults: 8 GPUs on one node, 5 CPUs per task
     assert got['argv'] == srun_options(8, 8, 5) + [
         'python', '-u', 'tools/test.py',
-        'configs/an/vgg11bn_demo.py', 'a.pth', '--launcher=slurm'
+        'configs/an/an_vgg11bn_demo.py', 'a.pth', '--launcher=slurm'
     ]

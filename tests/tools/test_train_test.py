@@ -13,7 +13,7 @@ from mmengine.config import Config
 
 from tests.conftest import PYTHON, REPO, run_tool
 
-CONFIG = 'configs/an/vgg11bn_demo.py'
+CONFIG = 'configs/an/an_vgg11bn_demo.py'
 
 
 def tiny_options(data_root, epochs):
@@ -133,7 +133,7 @@ def test_none_switches_a_plugin_default_hook_off():
         'train', osp.join(REPO, 'tools', 'train.py'))
     train_tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(train_tool)
-    config = osp.join(REPO, 'configs/an/vgg11bn_demo.py')
+    config = osp.join(REPO, 'configs/an/an_vgg11bn_demo.py')
     args = argparse.Namespace(
         config=config, work_dir=None, amp=False, resume=None,
         auto_scale_lr=False, no_pin_memory=False, no_persistent_workers=False,

@@ -50,7 +50,7 @@ def test_a_hung_rank_ends_the_job_naming_rank_and_timeout(tiny_demo, tmp_path):
     torchrun ends the job."""
     (tmp_path / 'sleepy_rank.py').write_text(SLEEPY_HOOK)
     (tmp_path / 'sleepy.py').write_text(
-        f"_base_ = '{REPO}/configs/an/vgg11bn_demo.py'\n"
+        f"_base_ = '{REPO}/configs/an/an_vgg11bn_demo.py'\n"
         "custom_imports = dict(imports=['spml_mm', 'sleepy_rank'],\n"
         "                      allow_failed_imports=False)\n"
         "custom_hooks = [dict(type='SleepOnRankHook', rank=1, seconds=120)]\n"

@@ -34,19 +34,19 @@ from results_page import machine_summary, render_results_page  # noqa: E402
 
 #: method name -> (label in tables, demo config)
 METHODS = {
-    'an': ('AN', 'configs/an/vgg11bn_demo.py'),
-    'full': ('full-label BCE (upper bound)', 'configs/an/vgg11bn-full_demo.py'),
-    'gr': ('GR', 'configs/grloss/vgg11bn_demo.py'),
-    'em': ('EM', 'configs/em/vgg11bn_demo.py'),
-    'em_apl': ('EM + APL', 'configs/em_apl/vgg11bn_demo.py'),
-    'lasd': ('LASD', 'configs/lasd/vgg11bn_demo.py'),
-    'opml': ('OPML', 'configs/opml/vgg11bn_demo.py'),
-    'opml_sp': ('OPML-SP', 'configs/opml/vgg11bn-sp_demo.py'),
-    'epr': ('EPR', 'configs/epr/vgg11bn_demo.py'),
-    'role': ('ROLE', 'configs/role/vgg11bn_demo.py'),
-    'll_r': ('LL-R', 'configs/ll_r/vgg11bn_demo.py'),
-    'll_ct': ('LL-Ct', 'configs/ll_ct/vgg11bn_demo.py'),
-    'll_cp': ('LL-Cp', 'configs/ll_cp/vgg11bn_demo.py'),
+    'an': ('AN', 'configs/an/an_vgg11bn_demo.py'),
+    'full': ('full-label BCE (upper bound)', 'configs/an/an_vgg11bn-full_demo.py'),
+    'gr': ('GR', 'configs/grloss/grloss_vgg11bn_demo.py'),
+    'em': ('EM', 'configs/em/em_vgg11bn_demo.py'),
+    'em_apl': ('EM + APL', 'configs/em_apl/em_apl_vgg11bn_demo.py'),
+    'lasd': ('LASD', 'configs/lasd/lasd_vgg11bn_demo.py'),
+    'opml': ('OPML', 'configs/opml/opml_vgg11bn_demo.py'),
+    'opml_sp': ('OPML-SP', 'configs/opml/opml_vgg11bn-sp_demo.py'),
+    'epr': ('EPR', 'configs/epr/epr_vgg11bn_demo.py'),
+    'role': ('ROLE', 'configs/role/role_vgg11bn_demo.py'),
+    'll_r': ('LL-R', 'configs/ll_r/ll_r_vgg11bn_demo.py'),
+    'll_ct': ('LL-Ct', 'configs/ll_ct/ll_ct_vgg11bn_demo.py'),
+    'll_cp': ('LL-Cp', 'configs/ll_cp/ll_cp_vgg11bn_demo.py'),
 }
 #: proxy suites: method -> config stem under configs/<folder>/, per regime
 #: (the papers' methods and the AN and full-label references; the baselines

@@ -33,7 +33,7 @@ from spml_mm.datasets import make_demo_dataset, split_train_val  # noqa: E402
 from spml_mm.utils import (find_last_checkpoint,  # noqa: E402
                            load_checkpoint_safely)
 
-CONFIG = 'configs/an/vgg11bn_demo.py'
+CONFIG = 'configs/an/an_vgg11bn_demo.py'
 
 # Imported by the faulty runs (custom_imports): makes the FAULT_AT-th write of
 # a checkpoint file fail halfway, by ENOSPC or by SIGKILL of the process, and
@@ -403,7 +403,7 @@ def main():
         with open(args.out, 'w') as f:
             f.write('`python tools/benchmark/faults.py --out '
                     'docs/results/faults.md`: each fault injected into a '
-                    'run of `configs/an/vgg11bn_demo.py` on a 160-image '
+                    'run of `configs/an/an_vgg11bn_demo.py` on a 160-image '
                     f'demo dataset (2 epochs), on {machine_summary()}.\n\n'
                     '| fault | outcome | as promised |\n| --- | --- | --- |\n')
             for fault, outcome, ok in rows:

@@ -40,7 +40,7 @@ from spml_mm.models.label_updaters import (  # noqa: E402
     AsymmetricPseudoLabeling, OPMLLabelUpdater)
 
 SIZES = {'NUS-WIDE': (150000, 81), 'COCO': (82081, 80)}
-MODELS_DEFAULT = ['configs/em_apl/vgg11bn_demo.py',
+MODELS_DEFAULT = ['configs/em_apl/em_apl_vgg11bn_demo.py',
                   'configs/em_apl/resnet50_coco.py']
 
 

@@ -27,7 +27,7 @@ import resource
 import statistics
 import time
 
-DEFAULT_CONFIG = 'configs/lasd/vgg11bn_demo.py'
+DEFAULT_CONFIG = 'configs/lasd/lasd_vgg11bn_demo.py'
 
 
 def parse_args():

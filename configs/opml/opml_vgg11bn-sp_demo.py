@@ -1,10 +1,10 @@
 # OPML-SP (docs/methods.md) on the demo dataset: the one-pair loss with
 # high-rank regularization, soft labels p * AP_k^gamma and AP-based label
-# correction. Schedule of configs/opml/vgg11bn_demo.py.
+# correction. Schedule of configs/opml/opml_vgg11bn_demo.py.
 #
 # Ablation rows of the paper's Table IV, by config or --cfg-options switch:
-#   loss only          configs/opml/vgg11bn_demo.py
-#   + high-rank        configs/opml/vgg11bn_demo.py with
+#   loss only          configs/opml/opml_vgg11bn_demo.py
+#   + high-rank        configs/opml/opml_vgg11bn_demo.py with
 #                      model.head.loss.rank_weight=0.01
 #   + smoothing        this config with
 #                      default_hooks.pseudo_label.updater.zeta=0.
@@ -15,7 +15,7 @@
 # the head's label bank (read by the soft labels of the next epoch) and, from
 # correction_start_epoch on, turns the floor(zeta * N_k * (1 - AP_k))
 # highest-scoring unobserved entries of class k into persistent positives.
-_base_ = ['./vgg11bn_demo.py']
+_base_ = ['./opml_vgg11bn_demo.py']
 
 model = dict(
     head=dict(

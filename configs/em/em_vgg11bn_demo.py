@@ -1,6 +1,6 @@
 # EM loss (docs/methods.md) on the demo dataset: -log p on the observed
 # positive and -alpha * H(p) on every unobserved label. Schedule of the AN demo
-# (configs/an/vgg11bn_demo.py): from scratch, Adam 1e-3, batch 32, 6 epochs,
+# (configs/an/an_vgg11bn_demo.py): from scratch, Adam 1e-3, batch 32, 6 epochs,
 # so the two compare directly.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',

@@ -2,7 +2,7 @@
 # dataset. After epoch T_w and each later one, the whole training set is scored
 # and the least likely unobserved labels of each class become soft negative
 # pseudo-labels, kept in the head's label bank. Schedule of the AN demo
-# (configs/an/vgg11bn_demo.py): from scratch, Adam 1e-3, batch 32, 6 epochs.
+# (configs/an/an_vgg11bn_demo.py): from scratch, Adam 1e-3, batch 32, 6 epochs.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
     '../_base_/schedules/adam.py', '../_base_/default_runtime.py'

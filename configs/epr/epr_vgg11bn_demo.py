@@ -1,5 +1,5 @@
 # EPR on the demo dataset (docs/methods.md, EPR): VGG-11-BN from scratch,
-# Adam 1e-3, batch 32, 6 epochs, as configs/an/vgg11bn_demo.py. k is the
+# Adam 1e-3, batch 32, 6 epochs, as configs/an/an_vgg11bn_demo.py. k is the
 # demo's average number of positives per image, 2.06, as the paper sets it
 # to each dataset's average.
 _base_ = [

@@ -1,5 +1,5 @@
 # GR loss on the demo dataset (docs/methods.md, GR loss): VGG-11-BN from
-# scratch, Adam 1e-3, batch 32, 6 epochs, as configs/an/vgg11bn_demo.py. The
+# scratch, Adam 1e-3, batch 32, 6 epochs, as configs/an/an_vgg11bn_demo.py. The
 # loss keeps the paper's VOC column of Table 6 unchanged: it already fits a
 # from-scratch backbone here. k starts at sigmoid(-2) = 0.12, close to the
 # demo's share of missed positives among the unobserved labels (1.04 / 9 =

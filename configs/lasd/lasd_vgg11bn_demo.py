@@ -1,10 +1,10 @@
 # LASD (docs/methods.md) on the demo dataset: leveraged asymmetric loss with
 # disambiguation plus consistency regularization over three views of each
-# image. Schedule of the AN demo (configs/an/vgg11bn_demo.py): from scratch,
+# image. Schedule of the AN demo (configs/an/an_vgg11bn_demo.py): from scratch,
 # Adam 1e-3, batch 32, 6 epochs, so the two compare directly.
 #
 # Ablation rows of the paper's Table 3, by --cfg-options switches:
-#   A  none of the three (AN): configs/an/vgg11bn_demo.py
+#   A  none of the three (AN): configs/an/an_vgg11bn_demo.py
 #   B  leverage only: model.head.loss.tau=1.0 and the single-view switch
 #   C  + disambiguation: the single-view switch
 #   D  + consistency: this config as is
