@@ -16,7 +16,7 @@ def an_value_and_grad(z: torch.Tensor,
     """Assume negative: BCE with every unobserved label as a negative.
 
     ``L = mean_{B x C} w * [softplus(z) - t z]`` with the target
-    ``t = [s > 0] (1 - 2 eps) + eps`` (AN-LS smooths with eps) and the
+    ``t = max(s, 0) (1 - 2 eps) + eps`` (AN-LS smooths with eps) and the
     weight ``w = 1`` on observed labels, ``lambda`` on unobserved ones (WAN);
     ``dL/dz = w (p - t) / (B C)``. An observed negative (``s = -1``) is a
     negative of weight 1.
@@ -30,7 +30,7 @@ def an_value_and_grad(z: torch.Tensor,
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    t = (s > 0).to(z.dtype)
+    t = s.clamp(min=0).to(z.dtype)
     if label_smoothing:
         t = t * (1 - 2 * label_smoothing) + label_smoothing
     w = None if unobserved_weight == 1 else torch.where(

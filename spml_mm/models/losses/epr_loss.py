@@ -55,13 +55,11 @@ def epr_value_and_grad(z: torch.Tensor, s: torch.Tensor,
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    positive, known_negative = s > 0, s < 0
+    known = s != 0
     p = torch.sigmoid(z)
-    value = torch.where(positive, -F.logsigmoid(z),
-                        torch.where(known_negative, F.softplus(z),
-                                    0.)).mean()
-    grad = torch.where(positive, p - 1,
-                       torch.where(known_negative, p, 0.)).div_(z.numel())
+    # -log p at s = 1, -log(1 - p) = -log sigmoid(-z) at s = -1
+    value = torch.where(known, -F.logsigmoid(z * s), 0.).mean()
+    grad = torch.where(known, p, 0.).sub_(s.clamp(min=0)).div_(z.numel())
     penalty, d_penalty = expected_positives_penalty(p, expected_positives)
     return value + penalty, grad.add_(d_penalty)
 

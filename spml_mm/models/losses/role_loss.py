@@ -38,20 +38,19 @@ def role_value_and_grad(z: torch.Tensor, s: torch.Tensor, u: torch.Tensor,
     Returns:
         tuple: The loss (a scalar) and its gradient with respect to ``z``.
     """
-    positive, known_negative = s > 0, s < 0
+    known = s != 0
     u = u.to(z.dtype)
     p, q = torch.sigmoid(z), torch.sigmoid(u)
-    # -log p = softplus(-z), -log(1 - p) = softplus(z);
+    # -log p = softplus(-z) at s = 1, -log(1 - p) = softplus(z) at s = -1;
     # BCE(p, t) = softplus(z) - t z
-    observed = torch.where(
-        positive, F.softplus(-z) + F.softplus(-u),
-        torch.where(known_negative, F.softplus(z) + F.softplus(u), 0.))
+    observed = torch.where(known, F.softplus(-z * s) + F.softplus(-u * s),
+                           0.)
     cross = F.softplus(z) - q * z + F.softplus(u) - p * u
     penalty_p, d_penalty = expected_positives_penalty(p, expected_positives)
     penalty_q, _ = expected_positives_penalty(q, expected_positives)
     value = 0.5 * ((observed + cross).mean() + penalty_p + penalty_q)
-    grad = (torch.where(positive, p - 1, torch.where(known_negative, p, 0.)) +
-            p - q).div_(2 * z.numel())
+    grad = (torch.where(known, p, 0.).sub_(s.clamp(min=0)) + p - q).div_(
+        2 * z.numel())
     return value, grad.add_(d_penalty, alpha=0.5)
 
 
