@@ -83,8 +83,10 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
         target = torch.zeros(len(data_samples), self.num_classes)
         for row, sample in zip(target, data_samples):
             label = sample.gt_label.cpu()
+            # PackInputs keeps it as the dataset's index array
             negative = torch.as_tensor(
                 sample.get('gt_label_neg', []), dtype=torch.long).view(-1)
+            negative = negative.cpu()
             where = f'sample {sample.get("sample_idx")} ' \
                 f'({sample.get("img_path")})'
             if not label.numel():
