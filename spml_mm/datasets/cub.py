@@ -94,10 +94,12 @@ def load_cub_split(root: str, split: str) -> ParsedSplit:
 
     Labels are the ``is_present`` field of
     ``attributes/image_attribute_labels.txt``; ``train_test_split.txt``
-    chooses the images; rows keep ``images.txt`` order. An image without any
-    present attribute cannot carry a single observed positive: it is dropped
-    and counted (the papers' copy has no such image; the count shows whether
-    a copy has such images).
+    chooses the images; rows keep ``images.txt`` order. Every image is kept,
+    as in the community code's ``format_cub.py``, also one without any
+    present attribute: dropping it would shift the seeded observations and
+    train/val split of every image after it. Such an image is evaluated
+    where it is a validation or test image and left out of training by
+    :class:`SPMLDataset`.
 
     Args:
         root (str): Folder holding ``attributes.txt`` and ``CUB_200_2011/``.
@@ -141,11 +143,10 @@ def load_cub_split(root: str, split: str) -> ParsedSplit:
             f'{split_path} lists {len(flags)} images but {images_path} lists '
             f'{len(image_ids)}; both files list the same images.')
     labels = _read_is_present(labels_path, image_ids, attribute_ids)
-    in_split = np.array(flags) == CUB_SPLIT_FLAG[split]
-    keep = in_split & labels.any(1)
+    keep = np.array(flags) == CUB_SPLIT_FLAG[split]
     return ParsedSplit(
         np.array(paths, dtype=str)[keep], labels[keep], tuple(attributes),
-        image_dir, {'without positive': int((in_split & ~keep).sum())})
+        image_dir, {})
 
 
 @DATASETS.register_module()

@@ -24,12 +24,16 @@ class ParsedSplit(NamedTuple):
         classes (tuple[str] | None): Class names in column order.
         image_dir (str): Image folder relative to the dataset root.
         dropped (dict[str, int]): Images left out, counted per reason.
+        observed (np.ndarray, optional): Observed labels (N, C) in -1/0/+1
+            when the annotations are themselves partial; None lets the
+            protocol observe the labels.
     """
     images: np.ndarray
     labels: np.ndarray
     classes: Optional[Tuple[str, ...]]
     image_dir: str
     dropped: Dict[str, int]
+    observed: Optional[np.ndarray] = None
 
 
 def require_path(path: str,
@@ -95,7 +99,7 @@ class SPMLLayoutDataset(SPMLDataset):
         images = np.array(
             [osp.join(parsed.image_dir, path) for path in parsed.images],
             dtype=str)
-        return images, parsed.labels, None
+        return images, parsed.labels, parsed.observed
 
     def _load_class_names(self, num_classes: int) -> List[str]:
         if self._classes_arg is None and self._parsed_classes is not None:

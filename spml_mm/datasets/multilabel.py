@@ -14,7 +14,21 @@ an annotation file as MMPretrain's MultiLabelDataset reads (json, yaml or
 pickle):
   {"metainfo": {"classes": ["cat", "dog", ...]},
    "data_list": [{"img_path": "a.jpg", "gt_label": [0, 2]}, ...]}
-with img_path relative to data_root/data_prefix."""
+with img_path relative to data_root/data_prefix; partial annotations add
+"gt_label_neg": [1, 3] (the classes known absent) to any entry."""
+
+
+def _class_indices(value, num_classes: int) -> Optional[np.ndarray]:
+    """A ``gt_label``-style list as class indices, or None if it is not a
+    flat list of ints in ``[0, num_classes)``."""
+    try:
+        indices = np.asarray(value).reshape(-1)
+    except ValueError:  # ragged nesting
+        return None
+    if indices.size and (indices.dtype.kind not in 'iu' or indices.min() < 0
+                         or indices.max() >= num_classes):
+        return None
+    return indices.astype(np.int64)
 
 
 def load_multilabel_annotations(
@@ -23,16 +37,22 @@ def load_multilabel_annotations(
     """Read one split of a custom dataset from a ``MultiLabelDataset`` file.
 
     Images without a label are dropped and counted; rows keep the file's
-    order.
+    order. A file whose entries carry ``gt_label_neg`` (the classes known
+    absent) holds partial annotations: its labels are the observation
+    (``gt_label`` observed positive, ``gt_label_neg`` observed negative,
+    any other class unobserved) and the full labels are the listed
+    positives.
 
     Args:
         ann_file (str): The annotation file (``metainfo.classes`` and a
-            ``data_list`` of ``img_path`` and ``gt_label`` indices).
+            ``data_list`` of ``img_path`` and ``gt_label`` indices, and
+            optionally ``gt_label_neg`` indices).
         classes (Sequence[str], optional): Class names; default to the file's
             ``metainfo.classes``.
 
     Returns:
-        ParsedSplit: Paths as the file gives them; one column per class.
+        ParsedSplit: Paths as the file gives them; one column per class;
+        ``observed`` in -1/0/+1 for partial annotations, else None.
     """
     require_path(ann_file, 'custom dataset', MULTILABEL_LAYOUT)
     data = mmengine.load(ann_file)
@@ -51,6 +71,7 @@ def load_multilabel_annotations(
                          f'{type(items).__name__}; expected a list:\n'
                          f'{MULTILABEL_LAYOUT}')
     labels = np.zeros((len(items), len(classes)), dtype=np.float64)
+    negatives = np.zeros_like(labels)
     problems = []
     for k, item in enumerate(items):
         where = f'{ann_file}: data_list[{k}]'
@@ -67,26 +88,28 @@ def load_multilabel_annotations(
             problems.append(f'{where} has img_path {item["img_path"]!r}; '
                             'expected a path string.')
             continue
-        try:
-            indices = np.asarray(item['gt_label']).reshape(-1)
-        except ValueError:  # ragged nesting
-            indices = np.asarray([None])
-        if not indices.size:
-            continue
-        if (indices.dtype.kind not in 'iu' or indices.min() < 0
-                or indices.max() >= len(classes)):
-            problems.append(
-                f'{where} ({item["img_path"]}) has gt_label '
-                f'{item["gt_label"]!r}; labels are class indices in '
-                f'[0, {len(classes)}).')
-            continue
-        labels[k, indices] = 1
+        for key, matrix in (('gt_label', labels),
+                            ('gt_label_neg', negatives)):
+            indices = _class_indices(item.get(key, []), len(classes))
+            if indices is None:
+                problems.append(
+                    f'{where} ({item["img_path"]}) has {key} '
+                    f'{item[key]!r}; labels are class indices in '
+                    f'[0, {len(classes)}).')
+                break
+            matrix[k, indices] = 1
+        both = np.flatnonzero(labels[k] * negatives[k])
+        if both.size:
+            problems.append(f'{where} ({item["img_path"]}) lists classes '
+                            f'{both.tolist()} in gt_label and gt_label_neg.')
     if problems:
         raise DatasetError(f'{ann_file}', problems)
     images = np.array([item['img_path'] for item in items], dtype=str)
     keep = labels.any(1)
+    partial = any('gt_label_neg' in item for item in items)
+    observed = (labels - negatives)[keep] if partial else None
     return ParsedSplit(images[keep], labels[keep], tuple(classes), '',
-                       {'without positive': int((~keep).sum())})
+                       {'without positive': int((~keep).sum())}, observed)
 
 
 @DATASETS.register_module()
@@ -99,6 +122,11 @@ class SPMLMultiLabelDataset(SPMLLayoutDataset):
     ``val`` splits, and one for the ``test`` split. The protocol is the one of
     :class:`SPMLDataset` (single positive by :func:`observe_uniform`, train /
     val split by :func:`split_train_val`); images without a label are dropped.
+    Entries with ``gt_label_neg`` make a file partial annotations
+    (:func:`load_multilabel_annotations`): the training images then train on
+    exactly the annotated positives and negatives (``single_positive=False``
+    for several positives per image), and evaluation counts every class not
+    listed as positive as a negative.
 
     Args:
         data_root (str): Root of the annotation files and the images.

@@ -4,6 +4,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 from mmengine.logging import print_log
 from mmpretrain.datasets import MultiLabelDataset
+from mmpretrain.datasets.transforms import PackInputs
 from mmpretrain.registry import DATASETS
 
 from .protocol import observe_uniform, split_train_val
@@ -29,19 +30,27 @@ class SPMLDataset(MultiLabelDataset):
     The label matrices are validated when the dataset is built and every
     problem is reported with its row and image: labels other than 0/1,
     observed labels other than -1/0/+1, training rows without exactly one
-    observed positive, observations that contradict the full labels, images
-    without a positive (:func:`~spml_mm.datasets.validation.label_problems`).
+    observed positive (at least one with ``single_positive=False``),
+    observations that contradict the full labels
+    (:func:`~spml_mm.datasets.validation.label_problems`).
 
     The official ``train`` split is divided by :func:`split_train_val` into the
     protocol's ``train`` and ``val`` splits; the official ``val`` split is the
     protocol's ``test`` split. Observed labels come from
     ``formatted_train_labels_obs.npy`` or, without it, from
-    :func:`observe_uniform` over the whole official train split.
+    :func:`observe_uniform` over the whole official train split with
+    ``num_pos`` and ``num_neg``. An image without any positive label stays
+    in the splits (so the split and the observations of the other images
+    are the community code's); it is evaluated as a validation or test image
+    and left out of training, where it cannot carry an observed positive.
 
     Training samples carry ``gt_label`` (the observed positives),
-    ``gt_label_full`` (the true labels, for diagnostics only) and
+    ``gt_label_neg`` (the observed negatives, empty in the single-positive
+    protocol), ``gt_label_full`` (the true labels, for diagnostics only) and
     ``sample_idx``; validation and test samples carry the true labels as
-    ``gt_label``.
+    ``gt_label``. A training pipeline whose ``PackInputs`` drops
+    ``gt_label_neg`` while the split observes negatives is refused: list it
+    in ``algorithm_keys``.
 
     Subclasses that read other layouts override :meth:`load_split_matrices`
     and keep the protocol.
@@ -56,13 +65,19 @@ class SPMLDataset(MultiLabelDataset):
             validation. Defaults to 0.2.
         split_seed (int): Seed of the train/val split. Defaults to 1200.
         observe_seed (int): Seed of :func:`observe_uniform`. Defaults to 1200.
+        num_pos (int): Positives per image that :func:`observe_uniform`
+            observes when no ``labels_obs`` file is stored, >= 1 or -1 (all);
+            more than one needs ``single_positive=False``. Defaults to 1.
+        num_neg (int): Negatives per image that :func:`observe_uniform`
+            observes likewise, >= 0 or -1 (all). The positives it observes
+            do not depend on it. Defaults to 0.
         full_labels (bool): Train on the true labels instead of the observed
             ones (the full-label upper bound). Defaults to False.
         classes (str | Sequence[str], optional): Class names or a file of
             them; defaults to ``classes.txt`` or ``class_<k>``.
         single_positive (bool): Require exactly one observed positive per
-            training image in stored observed labels (the single-positive
-            protocol); False accepts several. Defaults to True.
+            training image (the single-positive protocol); False accepts
+            several. Defaults to True.
         **kwargs: Other arguments of :class:`mmpretrain.datasets.BaseDataset`
             (``pipeline``, ``test_mode``, ``indices``...).
 
@@ -70,6 +85,13 @@ class SPMLDataset(MultiLabelDataset):
         >>> train_dataloader = dict(dataset=dict(
         ...     type='SPMLDataset', data_root='data/voc', split='train',
         ...     data_prefix='VOCdevkit/VOC2012', pipeline=train_pipeline))
+        >>> # partial labels: one positive and two negatives per image
+        >>> train_pipeline = [
+        ...     dict(type='LoadImageFromFile'),
+        ...     dict(type='PackInputs',
+        ...          algorithm_keys=('gt_label_full', 'gt_label_neg'))]
+        >>> dataset = dict(type='SPMLDataset', data_root='data/voc',
+        ...                num_neg=2, pipeline=train_pipeline)
     """
 
     SPLITS = tuple(OFFICIAL_SPLIT)
@@ -84,6 +106,8 @@ class SPMLDataset(MultiLabelDataset):
                  val_frac: float = 0.2,
                  split_seed: int = 1200,
                  observe_seed: int = 1200,
+                 num_pos: int = 1,
+                 num_neg: int = 0,
                  full_labels: bool = False,
                  classes: Union[str, Sequence[str], None] = None,
                  single_positive: bool = True,
@@ -91,10 +115,16 @@ class SPMLDataset(MultiLabelDataset):
         if split not in self.SPLITS:
             raise ValueError(f'split must be one of {self.SPLITS}, got '
                              f'{split!r}')
+        if num_pos != 1 and single_positive:
+            raise ValueError(
+                f'num_pos={num_pos} observes several positives per image; '
+                'set single_positive=False to accept them.')
         self.split = split
         self.val_frac = val_frac
         self.split_seed = split_seed
         self.observe_seed = observe_seed
+        self.num_pos = num_pos
+        self.num_neg = num_neg
         self.full_labels = full_labels
         self.single_positive = single_positive
         self._classes_arg = classes
@@ -165,7 +195,8 @@ class SPMLDataset(MultiLabelDataset):
 
         if official == 'train':
             if observed is None:
-                observed = observe_uniform(labels, seed=self.observe_seed)
+                observed = observe_uniform(labels, self.num_pos,
+                                           self.num_neg, self.observe_seed)
             elif observed.shape != labels.shape:
                 raise ValueError(
                     f'{type(self).__name__}: observed labels of shape '
@@ -175,11 +206,6 @@ class SPMLDataset(MultiLabelDataset):
             keep = train_idx if self.split == 'train' else val_idx
         else:
             keep = np.arange(len(images))
-        if len(keep) == 0:
-            raise ValueError(
-                f'{type(self).__name__}: the {self.split} split of '
-                f'{self.data_root} is empty; check the label files and '
-                f'val_frac={self.val_frac}.')
 
         prefix = self.data_prefix['img_path']
         training = self.split == 'train'
@@ -193,23 +219,64 @@ class SPMLDataset(MultiLabelDataset):
             raise DatasetError(
                 f'{type(self).__name__} {self.split} split', problems,
                 [osp.join(prefix, str(images[i])) for i in keep])
+        if training:
+            keep = self._without_positive_left_out(images, labels, keep)
+        if len(keep) == 0:
+            raise ValueError(
+                f'{type(self).__name__}: the {self.split} split of '
+                f'{self.data_root} is empty; check the label files and '
+                f'val_frac={self.val_frac}.')
         data_list = []
         for i in keep:
             full = np.flatnonzero(labels[i])
-            if training and not self.full_labels:
-                gt_label = np.flatnonzero(observed[i] == 1)
-            else:
-                gt_label = full
             info = dict(img_path=osp.join(prefix, str(images[i])),
-                        gt_label=gt_label)
+                        gt_label=full)
+            if observed_used:
+                info.update(gt_label=np.flatnonzero(observed[i] == 1),
+                            gt_label_neg=np.flatnonzero(observed[i] == -1))
             if training:
                 info['gt_label_full'] = full
             data_list.append(info)
+        if observed_used:
+            self._check_negatives_are_packed(observed[keep])
 
         kept = labels[keep]
+        seen = ''
+        if observed_used:
+            seen = (f', observed {(observed[keep] == 1).sum(1).mean():.2f} '
+                    'positives and '
+                    f'{(observed[keep] == -1).sum(1).mean():.2f} negatives')
         print_log(
             f'{type(self).__name__} {self.split}: {len(keep)} images, '
             f'{kept.shape[1]} classes, {kept.sum(1).mean():.2f} positives per '
-            f'image ({self.data_root}, official {official} split)',
+            f'image{seen} ({self.data_root}, official {official} split)',
             logger='current')
         return data_list
+
+    def _without_positive_left_out(self, images: np.ndarray,
+                                   labels: np.ndarray,
+                                   rows: np.ndarray) -> np.ndarray:
+        """``rows`` without the images that have no positive label, which
+        cannot carry an observed positive; the log counts them."""
+        empty = ~labels[rows].any(1)
+        if empty.any():
+            print_log(
+                f'{type(self).__name__} {self.split}: {int(empty.sum())} '
+                'images without any positive label left out of training '
+                f'(first: {images[rows[empty][0]]})',
+                logger='current')
+        return rows[~empty]
+
+    def _check_negatives_are_packed(self, observed: np.ndarray) -> None:
+        """Refuse a ``PackInputs`` that would drop observed negatives."""
+        if not (observed == -1).any():
+            return
+        for transform in getattr(self.pipeline, 'transforms', []):
+            if isinstance(transform, PackInputs) and \
+                    'gt_label_neg' not in transform.algorithm_keys:
+                raise ValueError(
+                    f'{type(self).__name__} {self.split} split: the images '
+                    'observe negatives, but PackInputs drops them; add '
+                    "'gt_label_neg' to its algorithm_keys, e.g. "
+                    "dict(type='PackInputs', algorithm_keys=("
+                    "'gt_label_full', 'gt_label_neg')).")

@@ -50,12 +50,13 @@ def label_problems(where: str,
                    single_positive: bool = True) -> List[str]:
     """Every problem of the label matrices in ``rows``.
 
-    Checks that full labels are 0/1 and, without observed labels, that each
-    row has a positive; for observed labels (training rows) that they are
-    -1/0/+1, that each row observes exactly one positive
+    Checks that full labels are 0/1; for observed labels (training rows)
+    that they are -1/0/+1, that each row observes exactly one positive
     (``single_positive``) or at least one, and that no observation
     contradicts the full labels (an observed positive where the label is 0,
-    an observed negative where it is 1).
+    an observed negative where it is 1). A row without any positive is no
+    problem here: the datasets keep it for evaluation and leave it out of
+    training (it cannot carry an observed positive).
 
     Args:
         where (str): Names the source, e.g. ``'SPMLDataset (data/voc,
@@ -76,13 +77,15 @@ def label_problems(where: str,
     full = labels[rows]
     bad_full = ~np.isin(full, (0, 1)).all(1)
     if observed is None:
-        flagged = bad_full | ~full.any(1)
+        flagged = bad_full
     else:
         obs = observed[rows]
         bad_obs = ~np.isin(obs, (-1, 0, 1)).all(1)
         positives = (obs == 1).sum(1)
         contradicts = ((obs == 1) & (full == 0)) | ((obs == -1) & (full == 1))
-        flagged = (bad_full | bad_obs | (positives == 0) |
+        # a row without any positive cannot observe one
+        unobserved = (positives == 0) & full.any(1)
+        flagged = (bad_full | bad_obs | unobserved |
                    (positives > 1) & single_positive | contradicts.any(1))
     # a Python loop over the flagged rows only: a clean split costs a few
     # vectorised passes
@@ -93,18 +96,13 @@ def label_problems(where: str,
             problems.append(f'{row}: labels hold {_values(labels[i])}; they '
                             'must be 0/1')
         if observed is None:
-            if not labels[i].any():
-                problems.append(
-                    f'{row}: no positive label; every image needs one. Drop '
-                    'such images when preparing the data '
-                    '(tools/prepare_spml.py does).')
             continue
         if bad_obs[k]:
             problems.append(f'{row}: observed labels hold '
                             f'{_values(observed[i])}; they must be -1/0/1')
-        if positives[k] == 0:
-            problems.append(f'{row}: no observed positive; the single-'
-                            'positive protocol observes one per image')
+        if unobserved[k]:
+            problems.append(f'{row}: no observed positive; every training '
+                            'image needs at least one')
         elif positives[k] > 1 and single_positive:
             problems.append(
                 f'{row}: {positives[k]} observed positives (classes '

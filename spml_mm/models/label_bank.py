@@ -320,7 +320,9 @@ class LabelBank(nn.Module):
         Args:
             data_samples (Sequence[DataSample]): The batch's samples.
             cls_score (torch.Tensor): Their logits (B, C).
-            target (torch.Tensor): Their observed labels (B, C) in 0/1.
+            target (torch.Tensor): Their observed labels (B, C): 1 observed
+                positive, 0 unobserved, -1 observed negative; the record
+                keeps the positives.
         """
         if self._records is None:
             return
@@ -328,7 +330,7 @@ class LabelBank(nn.Module):
         self._records.append(
             (self._index(data_samples),
              torch.sigmoid(cls_score.detach().float()),
-             target.detach().bool(), full))
+             target.detach() > 0, full))
 
     def stop_recording(self) -> List[Record]:
         """End recording; return what :meth:`record` kept."""

@@ -30,8 +30,9 @@ class LabelEstimateTable(nn.Module):
     applies one Adam step (no weight decay) to those rows given their
     gradient. The rows are initialised as in the release: uniform in logit
     space between ``logit(0.4)`` and ``logit(0.6)``, and ``logit(0.995)`` at
-    the observed positives (set when a row is first trained on; no row moves
-    before that in either Adam mode).
+    the observed positives (``logit(0.005)`` at the observed negatives of
+    partial labels; set when a row is first trained on; no row moves before
+    that in either Adam mode).
 
     Adam (``adam``):
 
@@ -143,7 +144,7 @@ class LabelEstimateTable(nn.Module):
         """The batch's estimate logits and the step of their rows.
 
         Rows trained on for the first time get ``logit(0.995)`` at their
-        observed positives.
+        observed positives and ``logit(0.005)`` at their observed negatives.
         """
         if self.num_samples == 0:
             raise RuntimeError(
@@ -160,9 +161,14 @@ class LabelEstimateTable(nn.Module):
         index = sample_indices(data_samples).to(device)
         observed = label_matrix(data_samples, 'gt_label',
                                 self.num_classes).to(device)
+        negative = label_matrix(data_samples, 'gt_label_neg',
+                                self.num_classes)
         rows = self.estimate_logits[index]
-        first = ~self.seen[index]
-        rows = torch.where(first[:, None] & observed, logit(0.995), rows)
+        first = ~self.seen[index][:, None]
+        rows = torch.where(first & observed, logit(0.995), rows)
+        if negative is not None:
+            rows = torch.where(first & negative.to(device), logit(0.005),
+                               rows)
         self.estimate_logits[index] = rows
         self.seen[index] = True
         return dict(estimate_logits=rows,

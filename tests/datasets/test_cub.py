@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from spml_mm.datasets import (SPMLCUB, load_cub_split, observe_uniform,
-                              prepare_official)
+                              prepare_official, split_train_val)
 
 ATTRIBUTES = ('has_bill_shape::curved', 'has_wing_color::blue',
               'has_size::small')
@@ -15,7 +15,8 @@ IMAGES = [('001.Albatross/a_0001.jpg', 1, (1, 0, 1)),
           ('002.Auklet/b_0001.jpg', 1, (1, 1, 0)),
           ('002.Auklet/b_0002.jpg', 0, (0, 0, 1)),
           ('002.Auklet/b_0003.jpg', 1, (0, 1, 1)),
-          ('003.Gull/c_0001.jpg', 1, (0, 0, 0))]  # nothing present: dropped
+          # nothing present: kept, as by the community code's format_cub.py
+          ('003.Gull/c_0001.jpg', 1, (0, 0, 0))]
 # lines of the official file that carry an extra field (image, attribute)
 EXTRA_FIELD = {(3, 2), (5, 3)}
 
@@ -54,15 +55,16 @@ def labels_path(root):
 
 def test_parser_matrices(cub_root):
     train = load_cub_split(cub_root, 'train')
+    # the community code's image list: every image of the split
     assert train.images.tolist() == [
         '001.Albatross/a_0001.jpg', '002.Auklet/b_0001.jpg',
-        '002.Auklet/b_0003.jpg'
+        '002.Auklet/b_0003.jpg', '003.Gull/c_0001.jpg'
     ]
-    np.testing.assert_array_equal(train.labels,
-                                  [[1, 0, 1], [1, 1, 0], [0, 1, 1]])
+    np.testing.assert_array_equal(
+        train.labels, [[1, 0, 1], [1, 1, 0], [0, 1, 1], [0, 0, 0]])
     assert train.classes == ATTRIBUTES
     assert train.image_dir == 'CUB_200_2011/images'
-    assert train.dropped == {'without positive': 1}
+    assert train.dropped == {}
     test = load_cub_split(cub_root, 'val')
     assert test.images.tolist() == [
         '001.Albatross/a_0002.jpg', '002.Auklet/b_0002.jpg'
@@ -82,12 +84,14 @@ def test_prepare_is_byte_identical_and_seed_changes_only_obs(
 def test_prepare_and_dataset(cub_root, tmp_path, config_dataset):
     out = str(tmp_path / 'out')
     summary = prepare_official('cub', cub_root, out)
-    assert summary['train']['positives'] == 2.0
-    assert summary['train']['protocol'] == 'train 2, val 1'
+    assert summary['train']['positives'] == 1.5
+    assert summary['train']['protocol'] == 'train 3, val 1'
     labels = np.load(osp.join(out, 'formatted_train_labels.npy'))
     obs = np.load(osp.join(out, 'formatted_train_labels_obs.npy'))
     np.testing.assert_array_equal(obs, observe_uniform(labels, seed=1200))
-    assert ((obs == 1).sum(1) == 1).all() and (obs[labels == 0] == 0).all()
+    # one observed positive per image that has one; none for the gull
+    assert (obs == 1).sum(1).tolist() == [1, 1, 1, 0]
+    assert (obs[labels == 0] == 0).all()
     direct = SPMLCUB(data_root=cub_root, split='test')
     prepared = config_dataset('configs/an/resnet50_cub.py', 'test', out)
     assert direct.metainfo['classes'] == ATTRIBUTES
@@ -138,3 +142,26 @@ def test_missing_files_name_path_and_layout(cub_root):
     assert 'train_test_split.txt' in str(info.value)
     with pytest.raises(FileNotFoundError, match='attributes.txt not found'):
         load_cub_split(osp.join(cub_root, 'CUB_200_2011'), 'train')
+
+
+def test_image_without_attribute_keeps_the_community_split(cub_root):
+    """The gull image without a present attribute stays in the list, so the
+    protocol's split of the four official train images is the community
+    code's (dropping it made the split of three images hold out image 1
+    instead). It falls in the validation split, where it is evaluated
+    with all-negative labels; as a training image it is left out, since it
+    cannot carry an observed positive."""
+    assert split_train_val(4)[1].tolist() == [3]
+    assert split_train_val(3)[1].tolist() == [1]
+    val = SPMLCUB(data_root=cub_root, split='val')
+    assert [osp.basename(val.get_data_info(i)['img_path'])
+            for i in range(len(val))] == ['c_0001.jpg']
+    assert val.get_data_info(0)['gt_label'].tolist() == []
+    train = SPMLCUB(data_root=cub_root, split='train')
+    assert len(train) == 3
+    # every official train image in the training split: the gull is the
+    # one left out
+    everything = SPMLCUB(data_root=cub_root, split='train', val_frac=0.)
+    assert [osp.basename(everything.get_data_info(i)['img_path'])
+            for i in range(len(everything))] == [
+                'a_0001.jpg', 'b_0001.jpg', 'b_0003.jpg']

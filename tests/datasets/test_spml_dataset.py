@@ -92,14 +92,37 @@ def test_missing_file_names_path_and_fix(tmp_path):
     assert 'prepare_spml.py' in str(err.value)
 
 
-def test_row_without_positive_names_the_sample(tmp_path, matrices):
+def test_rows_without_positive(tmp_path, matrices):
+    """An image without a positive label (the community code keeps such
+    CUB images) is evaluated, and left out of training; the split and the
+    observations of the other images do not move."""
     train_labels, val_labels = matrices
-    val_labels = val_labels.copy()
+    train_labels, val_labels = train_labels.copy(), val_labels.copy()
+    train_idx, _ = split_train_val(20)
+    empty = train_idx[2]
+    train_labels[empty] = 0
     val_labels[2] = 0
     write_interchange(str(tmp_path), train_labels, val_labels)
-    with pytest.raises(ValueError, match=r'row 2 \(val_2.png\): no '
+    test = SPMLDataset(str(tmp_path), split='test')
+    assert len(test) == 6
+    assert test.get_data_info(2)['gt_label'].tolist() == []
+    train = SPMLDataset(str(tmp_path), split='train')
+    assert len(train) == 15
+    infos = [train.get_data_info(k) for k in range(len(train))]
+    observed = observe_uniform(train_labels, seed=1200)
+    assert [osp.basename(info['img_path']) for info in infos] == [
+        f'train_{i}.png' for i in train_idx if i != empty]
+    assert [info['gt_label'].tolist() for info in infos] == [
+        np.flatnonzero(observed[i] == 1).tolist() for i in train_idx
+        if i != empty]
+    # an image with positives but no observed one is still an error
+    obs = observed.copy()
+    obs[train_idx[0]] = 0
+    np.save(tmp_path / 'formatted_train_labels_obs.npy', obs)
+    with pytest.raises(ValueError, match=rf'row {train_idx[0]} '
+                       rf'\(train_{train_idx[0]}.png\): no observed '
                        'positive'):
-        SPMLDataset(str(tmp_path), split='test')
+        SPMLDataset(str(tmp_path), split='train')
 
 
 def test_bad_matrices(tmp_path, matrices):

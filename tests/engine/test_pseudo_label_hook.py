@@ -26,14 +26,16 @@ def test_scoring_pipeline_keeps_the_training_labels():
         dict(type='RandomFlip', prob=0.5),
         dict(type='PackInputs', algorithm_keys=('gt_label_full', ))
     ]
+    # the observed negatives of partial labels are kept too
+    keys = ('gt_label_full', 'gt_label_neg')
     assert scoring_pipeline(test, train) == [
         dict(type='LoadImageFromFile'),
         dict(type='SinglePositiveLabel', seed=3),
-        dict(type='PackInputs', algorithm_keys=('gt_label_full', ))
+        dict(type='PackInputs', algorithm_keys=keys)
     ]
     custom = [dict(type='PackInputs', meta_keys=('img_path', ))]
     assert scoring_pipeline(custom, []) == [
-        dict(type='PackInputs', algorithm_keys=('gt_label_full', ),
+        dict(type='PackInputs', algorithm_keys=keys,
              meta_keys=('img_path', 'sample_idx'))
     ]
     with pytest.raises(ValueError, match='must end with PackInputs'):

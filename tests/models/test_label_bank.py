@@ -71,6 +71,12 @@ def test_recording():
     assert observed.tolist() == target.bool().tolist()
     assert full.tolist() == [[True, False, True], [False, True, False]]
     assert bank.stop_recording() == []
+    # partial labels: the record keeps the observed positives only
+    bank.start_recording()
+    bank.record(samples([1, 3]), logits, torch.tensor([[1., -1., 0.],
+                                                       [-1., 0., 1.]]))
+    (_, _, observed, _), = bank.stop_recording()
+    assert observed.tolist() == [[True, False, False], [False, False, True]]
 
 
 def test_checkpoint_round_trip(tmp_path):

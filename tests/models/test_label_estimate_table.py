@@ -41,6 +41,19 @@ def test_initialisation():
     assert again[0, 2] == 0.
 
 
+def test_observed_negatives_start_at_logit_0_005():
+    torch.manual_seed(0)
+    table = LabelEstimateTable(num_classes=3, lr=0.1, num_samples=10)
+    before = table.estimate_logits.clone()
+    data = samples([4, 5], [2, 0])
+    data[0].set_field(torch.tensor([0]), 'gt_label_neg')
+    data[1].set_field(torch.tensor([1, 2]), 'gt_label_neg')
+    rows = table.entries(data)['estimate_logits']
+    expected = torch.tensor([[logit(0.005), before[4, 1], logit(0.995)],
+                             [logit(0.995), logit(0.005), logit(0.005)]])
+    torch.testing.assert_close(rows, expected)
+
+
 def test_dense_adam_is_torch_adam_over_the_whole_table():
     torch.manual_seed(0)
     table = LabelEstimateTable(num_classes=3, lr=0.05, num_samples=5)

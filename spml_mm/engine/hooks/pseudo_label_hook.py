@@ -23,7 +23,8 @@ def scoring_pipeline(test_pipeline: Sequence[dict],
 
     The training pipeline's label transforms (:data:`LABEL_TRANSFORMS`) are
     placed before the final packing step, and ``PackInputs`` keeps
-    ``gt_label_full`` and ``sample_idx``.
+    ``gt_label_full``, ``gt_label_neg`` (the observed negatives of partial
+    labels) and ``sample_idx``.
     """
     pipeline = copy.deepcopy(list(test_pipeline))
     label_steps = [
@@ -37,8 +38,8 @@ def scoring_pipeline(test_pipeline: Sequence[dict],
             f'to be reused for scoring, got {pack.get("type")!r}; set the '
             "hook's `pipeline`.")
     keys = tuple(pack.get('algorithm_keys', ()))
-    pack['algorithm_keys'] = keys + ('gt_label_full', ) * (
-        'gt_label_full' not in keys)
+    pack['algorithm_keys'] = keys + tuple(
+        key for key in ('gt_label_full', 'gt_label_neg') if key not in keys)
     meta_keys = pack.get('meta_keys')
     if meta_keys is not None and 'sample_idx' not in meta_keys:
         pack['meta_keys'] = tuple(meta_keys) + ('sample_idx', )

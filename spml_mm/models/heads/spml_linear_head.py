@@ -14,7 +14,10 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
 
     Works under any MMPretrain backbone and neck. Its loss is any registered
     loss called as ``loss(cls_score, target)`` with logits (B, C) and the
-    observed 0/1 label matrix (B, C) built from the samples' ``gt_label``.
+    observed label matrix s (B, C): +1 at the samples' ``gt_label`` (the
+    observed positives), -1 at their ``gt_label_neg`` (observed negatives of
+    partial labels, when the samples carry them) and 0 elsewhere. Without
+    observed negatives s is the 0/1 matrix of the single-positive protocol.
 
     Args:
         num_classes (int): Number of classes C.
@@ -68,27 +71,41 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
 
     def observed_target(self,
                         data_samples: List[DataSample]) -> torch.Tensor:
-        """The observed 0/1 matrix (B, C) from the samples' ``gt_label``.
+        """The observed matrix s (B, C): +1 at ``gt_label``, -1 at
+        ``gt_label_neg``, 0 elsewhere.
 
         The batch's labels are validated here, once, on the host (they are
-        CPU tensors): every index in ``[0, num_classes)`` and at least one
-        positive per sample. The losses then trust their targets, so the
-        training step never waits on the device to check them.
+        CPU tensors): every index in ``[0, num_classes)``, at least one
+        positive per sample and no class both positive and negative. The
+        losses then trust their targets, so the training step never waits on
+        the device to check them.
         """
         target = torch.zeros(len(data_samples), self.num_classes)
         for row, sample in zip(target, data_samples):
             label = sample.gt_label.cpu()
+            # PackInputs keeps it as the dataset's index array
+            negative = torch.as_tensor(
+                sample.get('gt_label_neg', []), dtype=torch.long).view(-1)
+            negative = negative.cpu()
             where = f'sample {sample.get("sample_idx")} ' \
                 f'({sample.get("img_path")})'
             if not label.numel():
                 raise ValueError(
                     f'{where} has no positive label; every training sample '
                     'needs its observed positive.')
-            if label.min() < 0 or label.max() >= self.num_classes:
+            for name, index in (('labels', label), ('negatives', negative)):
+                if index.numel() and (index.min() < 0
+                                      or index.max() >= self.num_classes):
+                    raise ValueError(
+                        f'{where} has {name} {index.tolist()} outside the '
+                        f"head's num_classes={self.num_classes}; make the "
+                        'head and dataset agree.')
+            row[negative] = -1
+            if (row[label] < 0).any():
                 raise ValueError(
-                    f'{where} has labels {label.tolist()} outside the '
-                    f"head's num_classes={self.num_classes}; make the head "
-                    'and dataset agree.')
+                    f'{where} observes classes '
+                    f'{sorted(set(label.tolist()) & set(negative.tolist()))}'
+                    ' both positive and negative.')
             row[label] = 1
         return target
 

@@ -7,6 +7,7 @@ from .large_loss import LLLoss, large_loss_selection, ll_loss
 from .lasd_loss import LASDLoss, lasd_loss, theorem_5_4_lambda_neg
 from .role_loss import ROLELoss, role_loss
 from .opml_loss import OPMLLoss, high_rank_penalty, opml_loss
+from .partial_bce_loss import PartialBCELoss, partial_bce_loss
 from .unified_spml_loss import UnifiedSPMLLoss, unified_spml_loss
 
 __all__ = [
@@ -15,5 +16,6 @@ __all__ = [
     'GRLoss', 'gr_loss',
     'UnifiedSPMLLoss', 'unified_spml_loss', 'OPMLLoss', 'opml_loss',
     'high_rank_penalty', 'EPRLoss', 'epr_loss', 'LLLoss', 'll_loss',
-    'large_loss_selection', 'ROLELoss', 'role_loss'
+    'large_loss_selection', 'ROLELoss', 'role_loss', 'PartialBCELoss',
+    'partial_bce_loss'
 ]

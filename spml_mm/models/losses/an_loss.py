@@ -16,24 +16,25 @@ def an_value_and_grad(z: torch.Tensor,
     """Assume negative: BCE with every unobserved label as a negative.
 
     ``L = mean_{B x C} w * [softplus(z) - t z]`` with the target
-    ``t = s (1 - 2 eps) + eps`` (AN-LS smooths with eps) and the weight
-    ``w = s + (1 - s) lambda`` (WAN weighs unobserved labels by lambda);
-    ``dL/dz = w (p - t) / (B C)``.
+    ``t = max(s, 0) (1 - 2 eps) + eps`` (AN-LS smooths with eps) and the
+    weight ``w = 1`` on observed labels, ``lambda`` on unobserved ones (WAN);
+    ``dL/dz = w (p - t) / (B C)``. An observed negative (``s = -1``) is a
+    negative of weight 1.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
         label_smoothing (float): eps. Defaults to 0.
         unobserved_weight (float): lambda. Defaults to 1.
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    t = s.to(z.dtype)
+    t = s.clamp(min=0).to(z.dtype)
     if label_smoothing:
         t = t * (1 - 2 * label_smoothing) + label_smoothing
     w = None if unobserved_weight == 1 else torch.where(
-        s > 0, 1., unobserved_weight).to(z.dtype)
+        s != 0, 1., unobserved_weight).to(z.dtype)
     value = F.binary_cross_entropy_with_logits(z, t, w)
     grad = torch.sigmoid(z).sub_(t).div_(z.numel())
     return value, grad if w is None else grad.mul_(w)
@@ -82,7 +83,8 @@ class ANLoss(nn.Module):
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
+                (B, C).
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.

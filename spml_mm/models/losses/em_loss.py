@@ -21,6 +21,7 @@ def em_value_and_grad(z: torch.Tensor,
     Per entry, mean over B x C (EM paper Eq. 3-4 and 7-8)::
 
         observed positive         -log p                  dL/dz = p - 1
+        observed negative         -log(1 - p)             p
         negative pseudo-label t   beta * BCE(p, t)        beta (p - t)
         other unobserved          -alpha * H(p)           alpha p (1 - p) z
 
@@ -29,24 +30,28 @@ def em_value_and_grad(z: torch.Tensor,
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
         alpha (float): alpha. Defaults to 0.1.
         beta (float): beta. Defaults to 0.2.
         pseudo_negative (torch.Tensor, optional): Boolean mask (B, C) of the
-            negative pseudo-labels (ignored on observed positives). Defaults
+            negative pseudo-labels (ignored on observed labels). Defaults
             to None (plain EM).
         soft_label (torch.Tensor, optional): Their soft labels t (B, C).
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    positive = s > 0
+    positive, known_negative = s > 0, s < 0
     p, log_p = torch.sigmoid(z), F.logsigmoid(z)
     qz = (1 - p) * z  # -H(p) = log p - (1 - p) z
-    value = torch.where(positive, -log_p, alpha * (log_p - qz))
-    grad = torch.where(positive, p - 1, alpha * p * qz)
+    # -log(1 - p) = z - log p
+    value = torch.where(
+        positive, -log_p,
+        torch.where(known_negative, z - log_p, alpha * (log_p - qz)))
+    grad = torch.where(positive, p - 1,
+                       torch.where(known_negative, p, alpha * p * qz))
     if pseudo_negative is not None:
-        negative = pseudo_negative & ~positive
+        negative = pseudo_negative & (s == 0)
         t = soft_label.to(z.dtype)
         value = torch.where(negative, beta * ((1 - t) * z - log_p), value)
         grad = torch.where(negative, beta * (p - t), grad)
@@ -66,7 +71,8 @@ class EMLoss(nn.Module):
     and :class:`SPMLPseudoLabelHook` in the config, the head passes the
     batch's bank entries (``pseudo_label``, ``soft_label``) and the negative
     pseudo-labels cost ``beta * BCE(p, t)`` instead of the entropy term
-    (EM + APL, paper Eq. 8).
+    (EM + APL, paper Eq. 8). An observed negative of partial labels costs
+    ``-log(1 - p)``, whatever the bank holds for it.
 
     Args:
         alpha (float): Weight alpha of the entropy of unobserved entries,
@@ -104,7 +110,8 @@ class EMLoss(nn.Module):
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
+                (B, C).
             pseudo_label (torch.Tensor, optional): The label bank's states
                 (B, C): 0 unlabelled, -1 negative pseudo-label.
             soft_label (torch.Tensor, optional): The bank's soft labels

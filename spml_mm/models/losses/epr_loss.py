@@ -36,26 +36,30 @@ def epr_value_and_grad(z: torch.Tensor, s: torch.Tensor,
                        ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Expected positive regularization (EPR), Cole et al. 2021, Sec. 3.
 
-    The observed positives' log loss, summed and divided by B x C, plus the
+    The observed labels' log loss, summed and divided by B x C, plus the
     regularizer :func:`expected_positives_penalty` (weight 1)::
 
-        L = sum_{s_ni = 1} -log p_ni / (B C) + (m - k)^2 / C^2   (p = p_ni)
-        dL/dz_ni = s_ni (p - 1) / (B C) + 2 (m - k) p (1 - p) / (B C^2)
+        L = [sum_{s = 1} -log p + sum_{s = -1} -log(1 - p)] / (B C)
+            + (m - k)^2 / C^2                                  (p = p_ni)
+        dL/dz_ni = ([s = 1] (p - 1) + [s = -1] p) / (B C)
+                   + 2 (m - k) p (1 - p) / (B C^2)
 
-    Unobserved entries enter only through the regularizer.
+    Unobserved entries enter only through the regularizer; observed
+    negatives (partial labels, ``s = -1``) are known negatives.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
         expected_positives (float): k.
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    positive = s > 0
+    known = s != 0
     p = torch.sigmoid(z)
-    value = torch.where(positive, -F.logsigmoid(z), 0.).mean()
-    grad = torch.where(positive, p - 1, 0.).div_(z.numel())
+    # -log p at s = 1, -log(1 - p) = -log sigmoid(-z) at s = -1
+    value = torch.where(known, -F.logsigmoid(z * s), 0.).mean()
+    grad = torch.where(known, p, 0.).sub_(s.clamp(min=0)).div_(z.numel())
     penalty, d_penalty = expected_positives_penalty(p, expected_positives)
     return value + penalty, grad.add_(d_penalty)
 
@@ -99,7 +103,8 @@ class EPRLoss(nn.Module):
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
+                (B, C).
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.

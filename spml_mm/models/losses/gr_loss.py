@@ -29,11 +29,14 @@ def gr_value_and_grad(z: torch.Tensor,
         L2 = (1 - p^q2) / q2             dL2/dz = -p^q2 (1 - p)
         L3 = (1 - (1 - p)^q3) / q3       dL3/dz = (1 - p)^q3 p
 
-    Powers are ``exp(q log p)`` from log-sigmoids, finite at any logit.
+    An observed negative (``s = -1``) costs L1 with p and 1 - p swapped,
+    ``L1(1 - p) = -log(1 - p)`` (or ``(1 - (1 - p)^q1)/q1``), whose
+    derivative is p (or ``(1 - p)^q1 p``). Powers are ``exp(q log p)`` from
+    log-sigmoids, finite at any logit.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
         w (float | torch.Tensor): Slope of k (beta's w); (C,) per class.
         b (float | torch.Tensor): Intercept of k (beta's b).
         mu (float): Centre of v (alpha's mu).
@@ -54,14 +57,22 @@ def gr_value_and_grad(z: torch.Tensor,
     q_q3 = q if q3 == 1 else torch.exp(q3 * (log_p - z))
     unobserved = v * (k * (1 - p_q2) / q2 + (1 - k) * (1 - q_q3) / q3)
     d_unobserved = v * ((1 - k) * q_q3 * p - k * p_q2 * q)
+    # -log(1 - p) = z - log p
     if q1 is None:
         positive, d_positive = -log_p, -q
+        negative, d_negative = z - log_p, p
     else:
         p_q1 = torch.exp(q1 * log_p)
+        q_q1 = torch.exp(q1 * (log_p - z))
         positive, d_positive = (1 - p_q1) / q1, -p_q1 * q
-    observed = s > 0
-    value = torch.where(observed, positive, unobserved).mean()
-    grad = torch.where(observed, d_positive, d_unobserved) / z.numel()
+        negative, d_negative = (1 - q_q1) / q1, q_q1 * p
+    observed, known_negative = s > 0, s < 0
+    value = torch.where(observed, positive,
+                        torch.where(known_negative, negative,
+                                    unobserved)).mean()
+    grad = torch.where(observed, d_positive,
+                       torch.where(known_negative, d_negative,
+                                   d_unobserved)) / z.numel()
     return value, grad
 
 
@@ -163,7 +174,8 @@ class GRLoss(UnifiedSPMLLoss):
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
+                (B, C).
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.

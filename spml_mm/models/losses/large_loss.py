@@ -34,17 +34,18 @@ def large_loss_selection(z: torch.Tensor, s: torch.Tensor,
     The AN loss of an unobserved entry, ``softplus(z)``, grows with ``z``, so
     the entries are those unobserved with ``z`` at or above the k-th largest
     unobserved logit (one ``kthvalue`` over the flattened batch; ties at the
-    k-th value are all selected).
+    k-th value are all selected). Observed negatives are never selected.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C).
-        s (torch.Tensor): Observed positives (B, C), 0/1 or boolean.
+        s (torch.Tensor): Observed labels (B, C) in {-1, 0, 1}, or boolean
+            observed positives.
         k (int): How many, >= 0.
 
     Returns:
         torch.Tensor: Boolean mask (B, C).
     """
-    unobserved = s <= 0
+    unobserved = s == 0
     if k <= 0:
         return torch.zeros_like(unobserved)
     candidates = z.detach().masked_fill(~unobserved, -math.inf).flatten()
@@ -63,11 +64,11 @@ def ll_value_and_grad(z: torch.Tensor, s: torch.Tensor,
 
         observed positive, or selected and correct   -log p     p - 1
         selected and not correct (rejected)          0          0
-        other unobserved                             -log(1-p)  p
+        observed negative, other unobserved          -log(1-p)  p
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed positives in 0/1, shape (B, C).
+        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
         selected (torch.Tensor): Boolean mask (B, C) of the modified
             unobserved entries (:func:`large_loss_selection`).
         correct (bool): True corrects them to positives (LL-Ct, LL-Cp),
@@ -166,7 +167,8 @@ class LLLoss(nn.Module):
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
+                (B, C); an observed negative is never rejected or corrected.
             pseudo_label (torch.Tensor, optional): LL-Cp: the batch's
                 permanent corrections from the label bank (B, C), 1 where an
                 earlier epoch corrected the entry.
@@ -182,7 +184,8 @@ class LLLoss(nn.Module):
                     "LLLoss(scheme='LL-Cp') keeps its corrections per "
                     "sample: use head type='SPMLLinearClsHead' with "
                     "label_bank=dict(type='CorrectedLabelBank')")
-            target = target.bool() | (pseudo_label == PSEUDO_POSITIVE)
+            corrected = (pseudo_label == PSEUDO_POSITIVE) & (target == 0)
+            target = target.masked_fill(corrected, 1)
         k = self.num_modified(*cls_score.shape)
         selected = large_loss_selection(cls_score, target, k)
         if self.scheme == 'LL-Cp' and k:

@@ -48,12 +48,13 @@ def lasd_value_and_grad(z: torch.Tensor,
     with ``g+ = gamma_pos`` and ``g- = gamma_neg``. Each entry has one of
     the two terms: w+ > 0 exactly where ``s = 1`` or ``p > tau`` and w- = 0
     there, so the terms are chosen entry by entry (``torch.where``) rather
-    than weighted by zeros.
+    than weighted by zeros. An observed negative (``s = -1``) costs ``Ln``
+    with weight 1, at any p (it is never disambiguated into a positive).
     Powers are ``exp(gamma log p)`` from log-sigmoids, finite at any logit.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
         lambda_pos (float): lambda_+.
         lambda_neg (float): lambda_-.
         tau (float): tau.
@@ -65,12 +66,15 @@ def lasd_value_and_grad(z: torch.Tensor,
     """
     p, log_p = torch.sigmoid(z), F.logsigmoid(z)
     q, log_q = 1 - p, log_p - z  # log(1 - p) = log p - z
-    observed = s.bool()
-    positive = observed | (p > tau)
-    # w+ on the positive term's entries, w- on the others; with the batch
-    # mean's 1 / B
+    observed, known_negative = s > 0, s < 0
+    positive = observed | (p > tau) & ~known_negative
+    # w+ on the positive term's entries, w- on the others, 1 on observed
+    # labels; with the batch mean's 1 / B
     one, w_pos, w_neg = z.new_tensor([1., lambda_pos, lambda_neg]) / z.size(0)
-    weight = torch.where(observed, one, torch.where(positive, w_pos, w_neg))
+    weight = torch.where(
+        observed, one,
+        torch.where(positive, w_pos, torch.where(known_negative, one,
+                                                 w_neg)))
     if gamma_pos:
         focus_pos = torch.exp(gamma_pos * log_q)
         loss_pos = focus_pos * log_p
@@ -179,7 +183,8 @@ class LASDLoss(nn.Module):
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
+                (B, C).
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.

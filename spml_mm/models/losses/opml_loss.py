@@ -194,8 +194,9 @@ class OPMLLoss(nn.Module):
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed (or full) labels in 0/1, shape
-                (B, C).
+            target (torch.Tensor): Observed (or full) labels in {-1, 0, 1},
+                shape (B, C); an observed negative keeps ``y = 0``, never
+                corrected or soft-labelled.
             pseudo_label (torch.Tensor, optional): The label bank's states
                 (B, C): 0 unlabelled, 1 corrected to positive.
             class_ap (torch.Tensor, optional): The bank's per-class AP (C,)
@@ -204,14 +205,16 @@ class OPMLLoss(nn.Module):
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
         """
-        label = target.float()
+        known_negative = target < 0
+        label = target.float().clamp(min=0)
         if pseudo_label is not None:
             if pseudo_label.shape != target.shape:
                 raise ValueError(
                     'pseudo_label must have the shape of the logits '
                     f'{tuple(cls_score.shape)}, got '
                     f'{tuple(pseudo_label.shape)}')
-            label = label.maximum((pseudo_label == PSEUDO_POSITIVE).float())
+            corrected = (pseudo_label == PSEUDO_POSITIVE) & ~known_negative
+            label = label.maximum(corrected.float())
         if self.soft_labels:
             if class_ap is None:
                 raise ValueError(
@@ -224,7 +227,7 @@ class OPMLLoss(nn.Module):
             weight = torch.where(ap < 0, torch.zeros_like(ap),
                                  ap.clamp(max=1).pow(self.gamma))
             soft = torch.sigmoid(cls_score.detach().float()) * weight
-            label = torch.where(label > 0, label, soft)
+            label = torch.where((label > 0) | known_negative, label, soft)
         return opml_loss(cls_score, label, self.alpha, self.beta,
                          self.rank_weight, self.rank_delta)
 

@@ -18,33 +18,39 @@ def role_value_and_grad(z: torch.Tensor, s: torch.Tensor, u: torch.Tensor,
     stops the gradient; with ``R`` EPR's regularizer
     (:func:`expected_positives_penalty`)::
 
-        L = sum_{B x C} [ s (-log p - log q) / 2
-                          + (BCE(p, sg q) + BCE(q, sg p)) / 2 ] / (B C)
+        L = sum_{B x C} [ O / 2 + (BCE(p, sg q) + BCE(q, sg p)) / 2 ] / (B C)
             + (R(p) + R(q)) / 2
-        dL/dz = [ s (p - 1) + p - q ] / (2 B C) + dR(p)/dz / 2
+        O = -log p - log q  (s = 1),  -log(1 - p) - log(1 - q)  (s = -1),  0
+        dL/dz = [ dO/dz + p - q ] / (2 B C) + dR(p)/dz / 2
+        dO/dz = p - 1  (s = 1),  p  (s = -1),  0
 
-    The loss is symmetric in ``(z, u)``: ``role_value_and_grad(u, s, z, k)``
-    gives the same value and ``dL/du``, the label estimates' gradient.
+    Observed negatives (partial labels, ``s = -1``) are known negatives of
+    both the classifier and the estimates. The loss is symmetric in
+    ``(z, u)``: ``role_value_and_grad(u, s, z, k)`` gives the same value and
+    ``dL/du``, the label estimates' gradient.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in 0/1, shape (B, C).
+        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
         u (torch.Tensor): Label-estimate logits, shape (B, C).
         expected_positives (float): k of the regularizer.
 
     Returns:
         tuple: The loss (a scalar) and its gradient with respect to ``z``.
     """
-    positive = s > 0
+    known = s != 0
     u = u.to(z.dtype)
     p, q = torch.sigmoid(z), torch.sigmoid(u)
-    # -log p = softplus(-z); BCE(p, t) = softplus(z) - t z
-    observed = torch.where(positive, F.softplus(-z) + F.softplus(-u), 0.)
+    # -log p = softplus(-z) at s = 1, -log(1 - p) = softplus(z) at s = -1;
+    # BCE(p, t) = softplus(z) - t z
+    observed = torch.where(known, F.softplus(-z * s) + F.softplus(-u * s),
+                           0.)
     cross = F.softplus(z) - q * z + F.softplus(u) - p * u
     penalty_p, d_penalty = expected_positives_penalty(p, expected_positives)
     penalty_q, _ = expected_positives_penalty(q, expected_positives)
     value = 0.5 * ((observed + cross).mean() + penalty_p + penalty_q)
-    grad = (torch.where(positive, p - 1, 0.) + p - q).div_(2 * z.numel())
+    grad = (torch.where(known, p, 0.).sub_(s.clamp(min=0)) + p - q).div_(
+        2 * z.numel())
     return value, grad.add_(d_penalty, alpha=0.5)
 
 
@@ -95,7 +101,8 @@ class ROLELoss(nn.Module):
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
+                (B, C).
             estimate_logits (torch.Tensor): The batch's rows of the label
                 estimate table (B, C).
             step_estimates (Callable): The table's optimizer step of these

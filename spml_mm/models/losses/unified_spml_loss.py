@@ -4,10 +4,13 @@ Every entry of the (B, C) logit matrix costs
 
     ``s * L1(z) + (1 - s) * v(p) * [k(p) * L2(z) + (1 - k(p)) * L3(z)]``
 
-and the loss is the mean over B x C. ``k(p)`` is the soft pseudo-label of an
-unobserved entry (the chance that it is a missed positive), ``v(p)`` its
-weight, ``L1`` the loss of the observed positive, ``L2`` and ``L3`` the losses
-of an unobserved entry taken as positive and as negative. ``k`` and ``v`` read
+with ``s`` 1 on the observed positive and 0 elsewhere, and the loss is the
+mean over B x C. ``k(p)`` is the soft pseudo-label of an unobserved entry
+(the chance that it is a missed positive), ``v(p)`` its weight, ``L1`` the
+loss of the observed positive, ``L2`` and ``L3`` the losses of an unobserved
+entry taken as positive and as negative; an observed negative of partial
+labels costs ``L1(-z)``, the positive's loss with p and 1 - p swapped
+(``-log(1 - p)`` for ``L1 = -log p``). ``k`` and ``v`` read
 the probabilities ``p = sigmoid(z)`` detached from the graph. Each component
 is a small function chosen by name in the config; the paper's Table 1 columns
 are the entries of :data:`PRESETS`.
@@ -186,9 +189,12 @@ def unified_spml_loss(cls_score: torch.Tensor,
                       l3: Optional[Callable] = None) -> torch.Tensor:
     """The framework's loss for given components (paper Eq. 4-5).
 
+    An observed negative (``target = -1``) costs ``l1(-z)``.
+
     Args:
         cls_score (torch.Tensor): Logits z, shape (B, C).
-        target (torch.Tensor): Observed labels s in 0/1, shape (B, C).
+        target (torch.Tensor): Observed labels s in {-1, 0, 1}, shape
+            (B, C).
         k (Callable): Soft pseudo-label k(p), a function of the detached
             probabilities (B, C).
         v (Callable): Weight v(p) of unobserved entries, a function of the
@@ -210,7 +216,9 @@ def unified_spml_loss(cls_score: torch.Tensor,
         unobserved = unobserved + k_p * l2(z)
     if l3 is not None:
         unobserved = unobserved + (1 - k_p) * l3(z)
-    return torch.where(target > 0, l1(z), v(p) * unobserved).mean()
+    return torch.where(target > 0, l1(z),
+                       torch.where(target < 0, l1(-z),
+                                   v(p) * unobserved)).mean()
 
 
 def _split_component(cfg: Optional[dict], table: Dict[str, Callable],
@@ -410,7 +418,8 @@ class UnifiedSPMLLoss(nn.Module):
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in 0/1, shape (B, C).
+            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
+                (B, C).
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 from mmpretrain.registry import MODELS
@@ -6,11 +7,15 @@ from mmpretrain.structures import DataSample
 import spml_mm  # noqa: F401
 
 
-def samples(labels):
-    return [
+def samples(labels, negatives=None):
+    data = [
         DataSample(metainfo=dict(sample_idx=i)).set_gt_label(lab)
         for i, lab in enumerate(labels)
     ]
+    for sample, neg in zip(data, negatives or []):
+        # as PackInputs packs it: the dataset's index array
+        sample.set_field(np.array(neg, dtype=np.int64), 'gt_label_neg')
+    return data
 
 
 def test_loss_uses_the_observed_matrix():
@@ -26,6 +31,36 @@ def test_loss_uses_the_observed_matrix():
     preds = head.predict(feats)
     torch.testing.assert_close(preds[0].pred_score,
                                torch.sigmoid(head(feats))[0])
+
+
+def test_observed_negatives_are_minus_one():
+    """Partial labels: gt_label_neg becomes -1 in s, which the loss reads
+    as a known negative (WAN: weight 1 where unobserved labels weigh 0.1).
+    """
+    head = MODELS.build(
+        dict(type='SPMLLinearClsHead', num_classes=4, in_channels=3,
+             loss=dict(type='ANLoss', unobserved_weight=0.1)))
+    feats = (torch.randn(3, 3), )
+    data = samples([[1], [0, 3], [2]], negatives=[[0, 2], [], [3]])
+    target = torch.tensor([[-1., 1., -1., 0.], [1., 0., 0., 1.],
+                           [0., 0., 1., -1.]])
+    torch.testing.assert_close(head.observed_target(data), target)
+    weight = torch.where(target == 0, 0.1, 1.)
+    expected = torch.nn.functional.binary_cross_entropy_with_logits(
+        head(feats), (target > 0).float(), weight)
+    torch.testing.assert_close(head.loss(feats, data)['loss'], expected)
+
+
+def test_bad_observed_negatives_are_refused_by_name():
+    head = MODELS.build(
+        dict(type='SPMLLinearClsHead', num_classes=4, in_channels=3))
+    feats = (torch.randn(2, 3), )
+    with pytest.raises(ValueError, match=r"sample 1 .*negatives \[4\] "
+                       "outside the head's num_classes=4"):
+        head.loss(feats, samples([[1], [2]], negatives=[[0], [4]]))
+    with pytest.raises(ValueError, match=r'sample 0 .*observes classes '
+                       r'\[1\] both positive and negative'):
+        head.loss(feats, samples([[1, 2], [2]], negatives=[[0, 1], []]))
 
 
 def test_label_outside_num_classes():
@@ -80,6 +115,9 @@ HEADS = {
     'OPML-SP': dict(loss=dict(type='OPMLLoss', rank_weight=0.01,
                               soft_labels=True),
                     label_bank=dict(type='OPMLLabelBank')),
+    'partial-BCE': dict(loss=dict(type='PartialBCELoss')),
+    'ROLE': dict(loss=dict(type='ROLELoss', expected_positives=2.),
+                 label_bank=dict(type='LabelEstimateTable', lr=1e-3)),
 }
 
 
@@ -96,7 +134,10 @@ def test_training_step_never_reads_device_values(name):
     head = head.to('meta')
     views = 3 if name == 'LASD' else 1
     feats = torch.randn(6 * views, 8, device='meta')
-    losses = head.loss((feats, ), samples([[i % 5] for i in range(6)]))
+    # partial labels: one positive and two negatives per sample
+    data = samples([[i % 5] for i in range(6)],
+                   negatives=[[(i + 1) % 5, (i + 2) % 5] for i in range(6)])
+    losses = head.loss((feats, ), data)
     sum(losses.values()).backward()
     assert head.fc.weight.grad.shape == (5, 8)
     assert head.fc.weight.grad.device.type == 'meta'

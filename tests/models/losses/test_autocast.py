@@ -87,6 +87,7 @@ CASES = {
     'OPMLLoss': lambda: (losses.OPMLLoss(), {}),
     'OPMLLoss-SP': opml_case,
     'ViewConsistency': lambda: (losses.ViewConsistency(alpha=0.7), {}),
+    'PartialBCELoss': lambda: (losses.PartialBCELoss(), {}),
     **{
         f'UnifiedSPMLLoss-{preset}':
         (lambda preset=preset: (losses.UnifiedSPMLLoss(preset=preset), {}))
