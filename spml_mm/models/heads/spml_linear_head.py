@@ -14,10 +14,11 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
 
     Works under any MMPretrain backbone and neck. Its loss is any registered
     loss called as ``loss(cls_score, target)`` with logits (B, C) and the
-    observed label matrix s (B, C): +1 at the samples' ``gt_label`` (the
-    observed positives), -1 at their ``gt_label_neg`` (observed negatives of
-    partial labels, when the samples carry them) and 0 elsewhere. Without
-    observed negatives s is the 0/1 matrix of the single-positive protocol.
+    0/1 matrix (B, C) of the samples' observed positives ``gt_label``. A
+    batch with observed negatives (partial labels, the samples'
+    ``gt_label_neg``) also passes their boolean mask (B, C) as
+    ``observed_negative``; single-positive batches do not, so their losses
+    run exactly the single-positive formulas.
 
     Args:
         num_classes (int): Number of classes C.
@@ -116,7 +117,12 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             raise ValueError(
                 f'logits of shape {tuple(views[0].shape)} for '
                 f'{len(data_samples)} samples and {self.num_classes} classes')
-        target = self.observed_target(data_samples).to(cls_score.device)
+        target = self.observed_target(data_samples)
+        negative = target < 0
+        if negative.any():  # a host tensor: no device sync
+            kwargs['observed_negative'] = negative.to(cls_score.device)
+            target = target.clamp(min=0)
+        target = target.to(cls_score.device)
         if self.label_bank is not None:
             self.label_bank.record(data_samples, views[0], target)
             kwargs.update(self.label_bank.entries(data_samples))

@@ -11,30 +11,35 @@ from .value_and_grad import differentiable
 def an_value_and_grad(z: torch.Tensor,
                       s: torch.Tensor,
                       label_smoothing: float = 0.,
-                      unobserved_weight: float = 1.
+                      unobserved_weight: float = 1.,
+                      n: Optional[torch.Tensor] = None
                       ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Assume negative: BCE with every unobserved label as a negative.
 
     ``L = mean_{B x C} w * [softplus(z) - t z]`` with the target
-    ``t = max(s, 0) (1 - 2 eps) + eps`` (AN-LS smooths with eps) and the
-    weight ``w = 1`` on observed labels, ``lambda`` on unobserved ones (WAN);
-    ``dL/dz = w (p - t) / (B C)``. An observed negative (``s = -1``) is a
+    ``t = s (1 - 2 eps) + eps`` (AN-LS smooths with eps) and the weight
+    ``w = s + (1 - s) lambda`` (WAN weighs unobserved labels by lambda);
+    ``dL/dz = w (p - t) / (B C)``. An observed negative (``n``) is a
     negative of weight 1.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
+        s (torch.Tensor): Observed positives in 0/1, shape (B, C).
         label_smoothing (float): eps. Defaults to 0.
         unobserved_weight (float): lambda. Defaults to 1.
+        n (torch.Tensor, optional): Boolean mask (B, C) of the observed
+            negatives of partial labels. Defaults to None.
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    t = s.clamp(min=0).to(z.dtype)
+    t = s.to(z.dtype)
     if label_smoothing:
         t = t * (1 - 2 * label_smoothing) + label_smoothing
     w = None if unobserved_weight == 1 else torch.where(
-        s != 0, 1., unobserved_weight).to(z.dtype)
+        s > 0, 1., unobserved_weight).to(z.dtype)
+    if w is not None and n is not None:
+        w = w.masked_fill(n, 1.)
     value = F.binary_cross_entropy_with_logits(z, t, w)
     grad = torch.sigmoid(z).sub_(t).div_(z.numel())
     return value, grad if w is None else grad.mul_(w)
@@ -78,13 +83,15 @@ class ANLoss(nn.Module):
     def forward(self,
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
-                (B, C).
+            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels). Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
@@ -92,4 +99,5 @@ class ANLoss(nn.Module):
         weight = self.unobserved_weight
         if weight == 'wan':
             weight = 1. / (cls_score.size(1) - 1)
-        return an_loss(cls_score, target, self.label_smoothing, weight)
+        return an_loss(cls_score, target, self.label_smoothing, weight,
+                       observed_negative)

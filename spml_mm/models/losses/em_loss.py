@@ -14,7 +14,8 @@ def em_value_and_grad(z: torch.Tensor,
                       alpha: float = 0.1,
                       beta: float = 0.2,
                       pseudo_negative: Optional[torch.Tensor] = None,
-                      soft_label: Optional[torch.Tensor] = None
+                      soft_label: Optional[torch.Tensor] = None,
+                      n: Optional[torch.Tensor] = None
                       ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Entropy maximization (EM) with APL's soft negative pseudo-labels.
 
@@ -30,31 +31,32 @@ def em_value_and_grad(z: torch.Tensor,
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
+        s (torch.Tensor): Observed positives in 0/1, shape (B, C).
         alpha (float): alpha. Defaults to 0.1.
         beta (float): beta. Defaults to 0.2.
         pseudo_negative (torch.Tensor, optional): Boolean mask (B, C) of the
             negative pseudo-labels (ignored on observed labels). Defaults
             to None (plain EM).
         soft_label (torch.Tensor, optional): Their soft labels t (B, C).
+        n (torch.Tensor, optional): Boolean mask (B, C) of the observed
+            negatives of partial labels. Defaults to None.
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    positive, known_negative = s > 0, s < 0
+    positive = s > 0
     p, log_p = torch.sigmoid(z), F.logsigmoid(z)
     qz = (1 - p) * z  # -H(p) = log p - (1 - p) z
-    # -log(1 - p) = z - log p
-    value = torch.where(
-        positive, -log_p,
-        torch.where(known_negative, z - log_p, alpha * (log_p - qz)))
-    grad = torch.where(positive, p - 1,
-                       torch.where(known_negative, p, alpha * p * qz))
+    value = torch.where(positive, -log_p, alpha * (log_p - qz))
+    grad = torch.where(positive, p - 1, alpha * p * qz)
     if pseudo_negative is not None:
-        negative = pseudo_negative & (s == 0)
+        negative = pseudo_negative & ~positive
         t = soft_label.to(z.dtype)
         value = torch.where(negative, beta * ((1 - t) * z - log_p), value)
         grad = torch.where(negative, beta * (p - t), grad)
+    if n is not None:  # -log(1 - p) = z - log p, whatever the bank holds
+        value = torch.where(n, z - log_p, value)
+        grad = torch.where(n, p, grad)
     return value.mean(), grad / z.numel()
 
 
@@ -105,17 +107,19 @@ class EMLoss(nn.Module):
                 target: torch.Tensor,
                 pseudo_label: Optional[torch.Tensor] = None,
                 soft_label: Optional[torch.Tensor] = None,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
-                (B, C).
+            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
             pseudo_label (torch.Tensor, optional): The label bank's states
                 (B, C): 0 unlabelled, -1 negative pseudo-label.
             soft_label (torch.Tensor, optional): The bank's soft labels
                 (B, C) in [0, 1].
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels). Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
@@ -129,4 +133,4 @@ class EMLoss(nn.Module):
                     f'shape of the logits {tuple(cls_score.shape)}')
             negative = pseudo_label == PSEUDO_NEGATIVE
         return em_loss(cls_score, target, self.alpha, self.beta, negative,
-                       soft_label)
+                       soft_label, observed_negative)

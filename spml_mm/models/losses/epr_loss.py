@@ -32,34 +32,39 @@ def expected_positives_penalty(
 
 
 def epr_value_and_grad(z: torch.Tensor, s: torch.Tensor,
-                       expected_positives: float
+                       expected_positives: float,
+                       n: Optional[torch.Tensor] = None
                        ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Expected positive regularization (EPR), Cole et al. 2021, Sec. 3.
 
     The observed labels' log loss, summed and divided by B x C, plus the
     regularizer :func:`expected_positives_penalty` (weight 1)::
 
-        L = [sum_{s = 1} -log p + sum_{s = -1} -log(1 - p)] / (B C)
+        L = [sum_{s = 1} -log p + sum_{n = 1} -log(1 - p)] / (B C)
             + (m - k)^2 / C^2                                  (p = p_ni)
-        dL/dz_ni = ([s = 1] (p - 1) + [s = -1] p) / (B C)
-                   + 2 (m - k) p (1 - p) / (B C^2)
+        dL/dz_ni = (s (p - 1) + n p) / (B C) + 2 (m - k) p (1 - p) / (B C^2)
 
     Unobserved entries enter only through the regularizer; observed
-    negatives (partial labels, ``s = -1``) are known negatives.
+    negatives (partial labels, ``n``) are known negatives.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
+        s (torch.Tensor): Observed positives in 0/1, shape (B, C).
         expected_positives (float): k.
+        n (torch.Tensor, optional): Boolean mask (B, C) of the observed
+            negatives. Defaults to None.
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    known = s != 0
+    positive = s > 0
     p = torch.sigmoid(z)
-    # -log p at s = 1, -log(1 - p) = -log sigmoid(-z) at s = -1
-    value = torch.where(known, -F.logsigmoid(z * s), 0.).mean()
-    grad = torch.where(known, p, 0.).sub_(s.clamp(min=0)).div_(z.numel())
+    value = torch.where(positive, -F.logsigmoid(z), 0.)
+    grad = torch.where(positive, p - 1, 0.)
+    if n is not None:  # -log(1 - p) = -log sigmoid(-z)
+        value = torch.where(n, -F.logsigmoid(-z), value)
+        grad = torch.where(n, p, grad)
+    value, grad = value.mean(), grad.div_(z.numel())
     penalty, d_penalty = expected_positives_penalty(p, expected_positives)
     return value + penalty, grad.add_(d_penalty)
 
@@ -98,15 +103,18 @@ class EPRLoss(nn.Module):
     def forward(self,
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
-                (B, C).
+            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels). Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
         """
-        return epr_loss(cls_score, target, self.expected_positives)
+        return epr_loss(cls_score, target, self.expected_positives,
+                        observed_negative)

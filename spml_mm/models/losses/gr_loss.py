@@ -18,7 +18,9 @@ def gr_value_and_grad(z: torch.Tensor,
                       sigma: float,
                       q1: Optional[float] = None,
                       q2: float = 0.01,
-                      q3: float = 1.) -> Tuple[torch.Tensor, torch.Tensor]:
+                      q3: float = 1.,
+                      n: Optional[torch.Tensor] = None
+                      ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Generalized robust loss (GR paper Eq. 9, gradient Eq. 18).
 
     Per entry, mean over B x C, with k and v read from the detached p::
@@ -29,14 +31,14 @@ def gr_value_and_grad(z: torch.Tensor,
         L2 = (1 - p^q2) / q2             dL2/dz = -p^q2 (1 - p)
         L3 = (1 - (1 - p)^q3) / q3       dL3/dz = (1 - p)^q3 p
 
-    An observed negative (``s = -1``) costs L1 with p and 1 - p swapped,
+    An observed negative (``n``) costs L1 with p and 1 - p swapped,
     ``L1(1 - p) = -log(1 - p)`` (or ``(1 - (1 - p)^q1)/q1``), whose
     derivative is p (or ``(1 - p)^q1 p``). Powers are ``exp(q log p)`` from
     log-sigmoids, finite at any logit.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
+        s (torch.Tensor): Observed positives in 0/1, shape (B, C).
         w (float | torch.Tensor): Slope of k (beta's w); (C,) per class.
         b (float | torch.Tensor): Intercept of k (beta's b).
         mu (float): Centre of v (alpha's mu).
@@ -44,6 +46,8 @@ def gr_value_and_grad(z: torch.Tensor,
         q1 (float, optional): None for ``L1 = -log p`` (the release).
         q2 (float): q2. Defaults to 0.01.
         q3 (float): q3. Defaults to 1.
+        n (torch.Tensor, optional): Boolean mask (B, C) of the observed
+            negatives of partial labels. Defaults to None.
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
@@ -57,22 +61,23 @@ def gr_value_and_grad(z: torch.Tensor,
     q_q3 = q if q3 == 1 else torch.exp(q3 * (log_p - z))
     unobserved = v * (k * (1 - p_q2) / q2 + (1 - k) * (1 - q_q3) / q3)
     d_unobserved = v * ((1 - k) * q_q3 * p - k * p_q2 * q)
-    # -log(1 - p) = z - log p
     if q1 is None:
         positive, d_positive = -log_p, -q
-        negative, d_negative = z - log_p, p
     else:
         p_q1 = torch.exp(q1 * log_p)
-        q_q1 = torch.exp(q1 * (log_p - z))
         positive, d_positive = (1 - p_q1) / q1, -p_q1 * q
-        negative, d_negative = (1 - q_q1) / q1, q_q1 * p
-    observed, known_negative = s > 0, s < 0
-    value = torch.where(observed, positive,
-                        torch.where(known_negative, negative,
-                                    unobserved)).mean()
-    grad = torch.where(observed, d_positive,
-                       torch.where(known_negative, d_negative,
-                                   d_unobserved)) / z.numel()
+    observed = s > 0
+    value = torch.where(observed, positive, unobserved)
+    grad = torch.where(observed, d_positive, d_unobserved)
+    if n is not None:  # L1(1 - p), with log(1 - p) = log p - z
+        if q1 is None:
+            negative, d_negative = z - log_p, p
+        else:
+            q_q1 = torch.exp(q1 * (log_p - z))
+            negative, d_negative = (1 - q_q1) / q1, q_q1 * p
+        value = torch.where(n, negative, value)
+        grad = torch.where(n, d_negative, grad)
+    value, grad = value.mean(), grad / z.numel()
     return value, grad
 
 
@@ -169,21 +174,23 @@ class GRLoss(UnifiedSPMLLoss):
     def forward(self,
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
-                (B, C).
+            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels). Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
         """
         if self.trainable_k:
             # w and b learn through k: the framework's autograd form
-            return super().forward(cls_score, target)
+            return super().forward(cls_score, target, observed_negative)
         self._warn_without_schedule()
         return gr_loss(cls_score, target, self._k_now['w'], self._k_now['b'],
                        self._v_now['mu'], self._v_now['sigma'], self.q1,
-                       self.q2, self.q3)
+                       self.q2, self.q3, observed_negative)

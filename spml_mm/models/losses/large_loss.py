@@ -26,8 +26,10 @@ def num_large_losses(batch: int, classes: int, epoch: int,
     return min(math.ceil(exact), batch * classes)
 
 
-def large_loss_selection(z: torch.Tensor, s: torch.Tensor,
-                         k: int) -> torch.Tensor:
+def large_loss_selection(z: torch.Tensor,
+                         s: torch.Tensor,
+                         k: int,
+                         n: Optional[torch.Tensor] = None) -> torch.Tensor:
     """The unobserved entries whose assumed-negative loss is among the ``k``
     largest of the batch.
 
@@ -38,14 +40,17 @@ def large_loss_selection(z: torch.Tensor, s: torch.Tensor,
 
     Args:
         z (torch.Tensor): Logits, shape (B, C).
-        s (torch.Tensor): Observed labels (B, C) in {-1, 0, 1}, or boolean
-            observed positives.
+        s (torch.Tensor): Observed positives (B, C), 0/1 or boolean.
         k (int): How many, >= 0.
+        n (torch.Tensor, optional): Boolean mask (B, C) of the observed
+            negatives of partial labels. Defaults to None.
 
     Returns:
         torch.Tensor: Boolean mask (B, C).
     """
     unobserved = s == 0
+    if n is not None:
+        unobserved &= ~n
     if k <= 0:
         return torch.zeros_like(unobserved)
     candidates = z.detach().masked_fill(~unobserved, -math.inf).flatten()
@@ -68,7 +73,7 @@ def ll_value_and_grad(z: torch.Tensor, s: torch.Tensor,
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
+        s (torch.Tensor): Observed positives in 0/1, shape (B, C).
         selected (torch.Tensor): Boolean mask (B, C) of the modified
             unobserved entries (:func:`large_loss_selection`).
         correct (bool): True corrects them to positives (LL-Ct, LL-Cp),
@@ -162,18 +167,21 @@ class LLLoss(nn.Module):
                 target: torch.Tensor,
                 pseudo_label: Optional[torch.Tensor] = None,
                 write_corrections: Optional[Callable] = None,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
-                (B, C); an observed negative is never rejected or corrected.
+            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
             pseudo_label (torch.Tensor, optional): LL-Cp: the batch's
                 permanent corrections from the label bank (B, C), 1 where an
                 earlier epoch corrected the entry.
             write_corrections (Callable, optional): LL-Cp: the bank's writer
                 of this batch's new corrections (a (B, C) boolean mask).
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels), never rejected or
+                corrected. Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
@@ -185,9 +193,12 @@ class LLLoss(nn.Module):
                     "sample: use head type='SPMLLinearClsHead' with "
                     "label_bank=dict(type='CorrectedLabelBank')")
             corrected = (pseudo_label == PSEUDO_POSITIVE) & (target == 0)
+            if observed_negative is not None:
+                corrected &= ~observed_negative
             target = target.masked_fill(corrected, 1)
         k = self.num_modified(*cls_score.shape)
-        selected = large_loss_selection(cls_score, target, k)
+        selected = large_loss_selection(cls_score, target, k,
+                                        observed_negative)
         if self.scheme == 'LL-Cp' and k:
             write_corrections(selected)
         return ll_loss(cls_score, target.to(cls_score.dtype), selected,

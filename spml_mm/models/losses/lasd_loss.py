@@ -33,7 +33,8 @@ def lasd_value_and_grad(z: torch.Tensor,
                         lambda_neg: float,
                         tau: float,
                         gamma_pos: float = 0.,
-                        gamma_neg: float = 4.
+                        gamma_neg: float = 4.,
+                        n: Optional[torch.Tensor] = None
                         ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Leveraged asymmetric loss with disambiguation (LASD paper Eq. 6).
 
@@ -48,33 +49,36 @@ def lasd_value_and_grad(z: torch.Tensor,
     with ``g+ = gamma_pos`` and ``g- = gamma_neg``. Each entry has one of
     the two terms: w+ > 0 exactly where ``s = 1`` or ``p > tau`` and w- = 0
     there, so the terms are chosen entry by entry (``torch.where``) rather
-    than weighted by zeros. An observed negative (``s = -1``) costs ``Ln``
-    with weight 1, at any p (it is never disambiguated into a positive).
+    than weighted by zeros. An observed negative (``n``) costs ``Ln`` with
+    weight 1, at any p (it is never disambiguated into a positive).
     Powers are ``exp(gamma log p)`` from log-sigmoids, finite at any logit.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
+        s (torch.Tensor): Observed positives in 0/1, shape (B, C).
         lambda_pos (float): lambda_+.
         lambda_neg (float): lambda_-.
         tau (float): tau.
         gamma_pos (float): gamma_+. Defaults to 0.
         gamma_neg (float): gamma_-. Defaults to 4.
+        n (torch.Tensor, optional): Boolean mask (B, C) of the observed
+            negatives of partial labels. Defaults to None.
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
     p, log_p = torch.sigmoid(z), F.logsigmoid(z)
     q, log_q = 1 - p, log_p - z  # log(1 - p) = log p - z
-    observed, known_negative = s > 0, s < 0
-    positive = observed | (p > tau) & ~known_negative
-    # w+ on the positive term's entries, w- on the others, 1 on observed
-    # labels; with the batch mean's 1 / B
+    observed = s.bool()
+    positive = observed | (p > tau)
+    if n is not None:
+        positive &= ~n
+    # w+ on the positive term's entries, w- on the others; with the batch
+    # mean's 1 / B
     one, w_pos, w_neg = z.new_tensor([1., lambda_pos, lambda_neg]) / z.size(0)
-    weight = torch.where(
-        observed, one,
-        torch.where(positive, w_pos, torch.where(known_negative, one,
-                                                 w_neg)))
+    weight = torch.where(observed, one, torch.where(positive, w_pos, w_neg))
+    if n is not None:
+        weight = weight.masked_fill(n, one)
     if gamma_pos:
         focus_pos = torch.exp(gamma_pos * log_q)
         loss_pos = focus_pos * log_p
@@ -178,13 +182,15 @@ class LASDLoss(nn.Module):
     def forward(self,
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
-                (B, C).
+            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels). Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
@@ -196,7 +202,8 @@ class LASDLoss(nn.Module):
                 f'{self.num_classes} but the logits have {cls_score.size(1)} '
                 'classes; make loss.num_classes and head.num_classes agree')
         return lasd_loss(cls_score, target, self.lambda_pos, self.lambda_neg,
-                         self.tau, self.gamma_pos, self.gamma_neg)
+                         self.tau, self.gamma_pos, self.gamma_neg,
+                         observed_negative)
 
     def extra_repr(self) -> str:
         return (f'lambda_pos={self.lambda_pos}, '

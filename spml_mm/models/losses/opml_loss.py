@@ -189,31 +189,35 @@ class OPMLLoss(nn.Module):
                 target: torch.Tensor,
                 pseudo_label: Optional[torch.Tensor] = None,
                 class_ap: Optional[torch.Tensor] = None,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed (or full) labels in {-1, 0, 1},
-                shape (B, C); an observed negative keeps ``y = 0``, never
-                corrected or soft-labelled.
+            target (torch.Tensor): Observed positives (or full labels) in
+                0/1, shape (B, C).
             pseudo_label (torch.Tensor, optional): The label bank's states
                 (B, C): 0 unlabelled, 1 corrected to positive.
             class_ap (torch.Tensor, optional): The bank's per-class AP (C,)
                 in [0, 1], or -1 before the first epoch end.
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels): ``y = 0``, never
+                corrected or soft-labelled. Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
         """
-        known_negative = target < 0
-        label = target.float().clamp(min=0)
+        label = target.float()
         if pseudo_label is not None:
             if pseudo_label.shape != target.shape:
                 raise ValueError(
                     'pseudo_label must have the shape of the logits '
                     f'{tuple(cls_score.shape)}, got '
                     f'{tuple(pseudo_label.shape)}')
-            corrected = (pseudo_label == PSEUDO_POSITIVE) & ~known_negative
+            corrected = pseudo_label == PSEUDO_POSITIVE
+            if observed_negative is not None:
+                corrected &= ~observed_negative
             label = label.maximum(corrected.float())
         if self.soft_labels:
             if class_ap is None:
@@ -227,7 +231,10 @@ class OPMLLoss(nn.Module):
             weight = torch.where(ap < 0, torch.zeros_like(ap),
                                  ap.clamp(max=1).pow(self.gamma))
             soft = torch.sigmoid(cls_score.detach().float()) * weight
-            label = torch.where((label > 0) | known_negative, label, soft)
+            fixed = label > 0
+            if observed_negative is not None:
+                fixed |= observed_negative
+            label = torch.where(fixed, label, soft)
         return opml_loss(cls_score, label, self.alpha, self.beta,
                          self.rank_weight, self.rank_delta)
 

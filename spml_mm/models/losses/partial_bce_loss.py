@@ -8,10 +8,12 @@ from mmpretrain.registry import MODELS
 from .value_and_grad import differentiable
 
 
-def partial_bce_value_and_grad(z: torch.Tensor, s: torch.Tensor,
+def partial_bce_value_and_grad(z: torch.Tensor,
+                               s: torch.Tensor,
                                alpha: float,
-                               gamma: float) -> Tuple[torch.Tensor,
-                                                      torch.Tensor]:
+                               gamma: float,
+                               n: Optional[torch.Tensor] = None
+                               ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Partial-BCE (Durand et al., CVPR 2019): BCE over the known labels
     only, normalised per image by the proportion of them.
 
@@ -19,22 +21,24 @@ def partial_bce_value_and_grad(z: torch.Tensor, s: torch.Tensor,
     positive or negative) and ``g(p_y) = alpha p_y^gamma + beta``,
     ``beta = 1 - alpha`` so that ``g(1) = 1`` (full labels give BCE)::
 
-        L = mean_n g(p_y) / C sum_{c known} BCE(z_nc, [s_nc = 1])
-        dL/dz_nc = g(p_y) [s_nc != 0] (p_nc - [s_nc = 1]) / (B C)
+        L = mean_n g(p_y) / C sum_{c known} BCE(z_nc, s_nc)
+        dL/dz_nc = g(p_y) [c known] (p_nc - s_nc) / (B C)
 
-    Unobserved labels (``s = 0``) cost nothing.
+    Unobserved labels (neither ``s`` nor ``n``) cost nothing.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
+        s (torch.Tensor): Observed positives in 0/1, shape (B, C).
         alpha (float): alpha of g.
         gamma (float): gamma of g.
+        n (torch.Tensor, optional): Boolean mask (B, C) of the observed
+            negatives. Defaults to None (the positives alone are known).
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    known = (s != 0).to(z.dtype)
-    t = (s > 0).to(z.dtype)
+    t = s.to(z.dtype)
+    known = t if n is None else (s.bool() | n).to(z.dtype)
     p_y = known.mean(1, keepdim=True)
     g = alpha * p_y.pow(gamma) + (1 - alpha)
     weight = known * g / z.numel()
@@ -88,18 +92,21 @@ class PartialBCELoss(nn.Module):
     def forward(self,
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
-                (B, C).
+            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels). Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
         """
-        return partial_bce_loss(cls_score, target, self.alpha, self.gamma)
+        return partial_bce_loss(cls_score, target, self.alpha, self.gamma,
+                                observed_negative)
 
     def extra_repr(self) -> str:
         return (f'gamma={self.gamma}, scale_at_tenth={self.scale_at_tenth}'

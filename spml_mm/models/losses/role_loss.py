@@ -10,7 +10,8 @@ from .value_and_grad import differentiable
 
 
 def role_value_and_grad(z: torch.Tensor, s: torch.Tensor, u: torch.Tensor,
-                        expected_positives: float
+                        expected_positives: float,
+                        n: Optional[torch.Tensor] = None
                         ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Regularized online label estimation (ROLE), Cole et al. 2021, Sec. 3.
 
@@ -20,37 +21,40 @@ def role_value_and_grad(z: torch.Tensor, s: torch.Tensor, u: torch.Tensor,
 
         L = sum_{B x C} [ O / 2 + (BCE(p, sg q) + BCE(q, sg p)) / 2 ] / (B C)
             + (R(p) + R(q)) / 2
-        O = -log p - log q  (s = 1),  -log(1 - p) - log(1 - q)  (s = -1),  0
+        O = -log p - log q  (s = 1),  -log(1 - p) - log(1 - q)  (n = 1),  0
         dL/dz = [ dO/dz + p - q ] / (2 B C) + dR(p)/dz / 2
-        dO/dz = p - 1  (s = 1),  p  (s = -1),  0
+        dO/dz = p - 1  (s = 1),  p  (n = 1),  0
 
-    Observed negatives (partial labels, ``s = -1``) are known negatives of
+    Observed negatives (partial labels, ``n``) are known negatives of
     both the classifier and the estimates. The loss is symmetric in
-    ``(z, u)``: ``role_value_and_grad(u, s, z, k)`` gives the same value and
+    ``(z, u)``: ``role_value_and_grad(u, s, z, k, n)`` gives the same value and
     ``dL/du``, the label estimates' gradient.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
-        s (torch.Tensor): Observed labels in {-1, 0, 1}, shape (B, C).
+        s (torch.Tensor): Observed positives in 0/1, shape (B, C).
         u (torch.Tensor): Label-estimate logits, shape (B, C).
         expected_positives (float): k of the regularizer.
+        n (torch.Tensor, optional): Boolean mask (B, C) of the observed
+            negatives. Defaults to None.
 
     Returns:
         tuple: The loss (a scalar) and its gradient with respect to ``z``.
     """
-    known = s != 0
+    positive = s > 0
     u = u.to(z.dtype)
     p, q = torch.sigmoid(z), torch.sigmoid(u)
-    # -log p = softplus(-z) at s = 1, -log(1 - p) = softplus(z) at s = -1;
-    # BCE(p, t) = softplus(z) - t z
-    observed = torch.where(known, F.softplus(-z * s) + F.softplus(-u * s),
-                           0.)
+    # -log p = softplus(-z); BCE(p, t) = softplus(z) - t z
+    observed = torch.where(positive, F.softplus(-z) + F.softplus(-u), 0.)
+    d_observed = torch.where(positive, p - 1, 0.)
+    if n is not None:  # -log(1 - p) = softplus(z)
+        observed = torch.where(n, F.softplus(z) + F.softplus(u), observed)
+        d_observed = torch.where(n, p, d_observed)
     cross = F.softplus(z) - q * z + F.softplus(u) - p * u
     penalty_p, d_penalty = expected_positives_penalty(p, expected_positives)
     penalty_q, _ = expected_positives_penalty(q, expected_positives)
     value = 0.5 * ((observed + cross).mean() + penalty_p + penalty_q)
-    grad = (torch.where(known, p, 0.).sub_(s.clamp(min=0)) + p - q).div_(
-        2 * z.numel())
+    grad = (d_observed + p - q).div_(2 * z.numel())
     return value, grad.add_(d_penalty, alpha=0.5)
 
 
@@ -96,17 +100,19 @@ class ROLELoss(nn.Module):
                 target: torch.Tensor,
                 estimate_logits: Optional[torch.Tensor] = None,
                 step_estimates: Optional[Callable] = None,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss; step the batch's label estimates.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
-                (B, C).
+            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
             estimate_logits (torch.Tensor): The batch's rows of the label
                 estimate table (B, C).
             step_estimates (Callable): The table's optimizer step of these
                 rows, given their gradient (B, C).
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels). Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
@@ -119,6 +125,8 @@ class ROLELoss(nn.Module):
         k = self.expected_positives
         if self.training:
             z = cls_score.detach().float()
-            _, grad_u = role_value_and_grad(estimate_logits, target, z, k)
+            _, grad_u = role_value_and_grad(estimate_logits, target, z, k,
+                                            observed_negative)
             step_estimates(grad_u)
-        return role_loss(cls_score, target, estimate_logits, k)
+        return role_loss(cls_score, target, estimate_logits, k,
+                         observed_negative)

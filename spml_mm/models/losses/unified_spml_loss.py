@@ -186,15 +186,16 @@ def unified_spml_loss(cls_score: torch.Tensor,
                       v: Callable,
                       l1: Callable,
                       l2: Optional[Callable] = None,
-                      l3: Optional[Callable] = None) -> torch.Tensor:
+                      l3: Optional[Callable] = None,
+                      observed_negative: Optional[torch.Tensor] = None
+                      ) -> torch.Tensor:
     """The framework's loss for given components (paper Eq. 4-5).
 
-    An observed negative (``target = -1``) costs ``l1(-z)``.
+    An observed negative costs ``l1(-z)``.
 
     Args:
         cls_score (torch.Tensor): Logits z, shape (B, C).
-        target (torch.Tensor): Observed labels s in {-1, 0, 1}, shape
-            (B, C).
+        target (torch.Tensor): Observed positives s in 0/1, shape (B, C).
         k (Callable): Soft pseudo-label k(p), a function of the detached
             probabilities (B, C).
         v (Callable): Weight v(p) of unobserved entries, a function of the
@@ -204,6 +205,8 @@ def unified_spml_loss(cls_score: torch.Tensor,
             positive; None for no term. Defaults to None.
         l3 (Callable, optional): Loss L3 of an unobserved entry taken as
             negative; None for no term. Defaults to None.
+        observed_negative (torch.Tensor, optional): Boolean mask (B, C) of
+            the observed negatives of partial labels. Defaults to None.
 
     Returns:
         torch.Tensor: Mean over B x C, float32.
@@ -216,9 +219,10 @@ def unified_spml_loss(cls_score: torch.Tensor,
         unobserved = unobserved + k_p * l2(z)
     if l3 is not None:
         unobserved = unobserved + (1 - k_p) * l3(z)
-    return torch.where(target > 0, l1(z),
-                       torch.where(target < 0, l1(-z),
-                                   v(p) * unobserved)).mean()
+    loss = torch.where(target > 0, l1(z), v(p) * unobserved)
+    if observed_negative is not None:
+        loss = torch.where(observed_negative, l1(-z), loss)
+    return loss.mean()
 
 
 def _split_component(cfg: Optional[dict], table: Dict[str, Callable],
@@ -413,13 +417,15 @@ class UnifiedSPMLLoss(nn.Module):
     def forward(self,
                 cls_score: torch.Tensor,
                 target: torch.Tensor,
+                observed_negative: Optional[torch.Tensor] = None,
                 avg_factor: Optional[float] = None) -> torch.Tensor:
         """Compute the loss.
 
         Args:
             cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed labels in {-1, 0, 1}, shape
-                (B, C).
+            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
+            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
+                of observed negatives (partial labels). Defaults to None.
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads (the batch size); not used: the loss
                 keeps its paper's normalisation in any head.
@@ -430,13 +436,15 @@ class UnifiedSPMLLoss(nn.Module):
             from .gr_loss import gr_loss
             return gr_loss(cls_score, target, self._k_now['w'],
                            self._k_now['b'], self._v_now['mu'],
-                           self._v_now['sigma'], *self._gr_q)
+                           self._v_now['sigma'], *self._gr_q,
+                           observed_negative)
         k_args = dict(self.k_params) if self.trainable_k else self._k_now
         return unified_spml_loss(
             cls_score,
             target,
             k=partial(self.k_func, **k_args),
             v=partial(self.v_func, **self._v_now),
+            observed_negative=observed_negative,
             **self.terms)
 
     def _warn_without_schedule(self) -> None:

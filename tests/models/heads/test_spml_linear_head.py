@@ -51,6 +51,32 @@ def test_observed_negatives_are_minus_one():
     torch.testing.assert_close(head.loss(feats, data)['loss'], expected)
 
 
+def test_loss_gets_the_negatives_mask_only_when_the_batch_has_some():
+    """The loss sees 0/1 positives; observed_negative is passed for partial
+    batches only, so single-positive batches run the plain formulas."""
+    head = MODELS.build(
+        dict(type='SPMLLinearClsHead', num_classes=4, in_channels=3))
+    calls = []
+
+    class Recorder(torch.nn.Module):
+
+        def forward(self, cls_score, target, **kwargs):
+            calls.append((target, kwargs))
+            return cls_score.sum()
+
+    head.loss_module = Recorder()
+    feats = (torch.randn(2, 3), )
+    head.loss(feats, samples([[1], [0, 3]]))
+    head.loss(feats, samples([[1], [0, 3]], negatives=[[2], []]))
+    (single, single_kwargs), (partial, partial_kwargs) = calls
+    assert single_kwargs == {}
+    positives = torch.tensor([[0., 1., 0., 0.], [1., 0., 0., 1.]])
+    torch.testing.assert_close(single, positives)
+    torch.testing.assert_close(partial, positives)
+    assert partial_kwargs['observed_negative'].tolist() == [
+        [False, False, True, False], [False] * 4]
+
+
 def test_bad_observed_negatives_are_refused_by_name():
     head = MODELS.build(
         dict(type='SPMLLinearClsHead', num_classes=4, in_channels=3))

@@ -1,9 +1,10 @@
 """The losses on partial labels: s in {+1, 0, -1}, -1 an observed negative.
 
-Each ``<method>_value_and_grad`` is evaluated in float64 on targets with
-observed negatives and compared with a reference written literally from
-docs/methods.md ("Partial labels": what each loss does with an observed
-negative), its gradient with autograd of that reference; the float32 op
+The head passes a loss the 0/1 positives and the mask n of the observed
+negatives (:func:`split`). Each ``<method>_value_and_grad`` is evaluated in
+float64 on targets with observed negatives and compared with a reference
+written literally from docs/methods.md ("Partial labels": what each loss
+does with an observed negative), its gradient with autograd of that reference; the float32 op
 must give the same value and back-propagate the same gradient. The modules
 with per-sample state must keep an observed negative a known negative
 whatever their bank holds.
@@ -28,6 +29,21 @@ from spml_mm.models.losses.partial_bce_loss import partial_bce_value_and_grad
 from spml_mm.models.losses.role_loss import role_value_and_grad
 
 log = torch.log
+
+
+def split(s):
+    """What the head passes for s in {+1, 0, -1}: the 0/1 observed
+    positives and the boolean mask of the observed negatives."""
+    return s.clamp(min=0), s < 0
+
+
+def with_negatives(value_and_grad, z, s, *hyper):
+    """``value_and_grad`` on the head's split of s (LL's loss takes only
+    the positives: its selection skips the negatives)."""
+    positives, negatives = split(s)
+    if value_and_grad in (ll_value_and_grad, ll_loss):
+        return value_and_grad(z, positives, *hyper)
+    return value_and_grad(z, positives, *hyper, n=negatives)
 
 
 def partial_batch(saturated, seed=0):
@@ -149,12 +165,12 @@ CASES = {
                               lambda s: (0.03, 0.02, 0., 1., 2.)),
     'LL-R': (ll_value_and_grad, ll_loss, ref_ll,
              lambda s: (large_loss_selection(
-                 torch.arange(s.numel(), dtype=s.dtype).view(s.shape), s,
-                 9), False)),
+                 torch.arange(s.numel(), dtype=s.dtype).view(s.shape),
+                 s.clamp(min=0), 9, s < 0), False)),
     'LL-Ct': (ll_value_and_grad, ll_loss, ref_ll,
               lambda s: (large_loss_selection(
-                  -torch.arange(s.numel(), dtype=s.dtype).view(s.shape), s,
-                  9), True)),
+                  -torch.arange(s.numel(), dtype=s.dtype).view(s.shape),
+                  s.clamp(min=0), 9, s < 0), True)),
     'EPR': (epr_value_and_grad, epr_loss, ref_epr, lambda s: (2.06, )),
     'ROLE': (role_value_and_grad, role_loss, ref_role,
              lambda s: (torch.randn(s.shape, dtype=s.dtype,
@@ -174,7 +190,7 @@ def test_gradient_is_autograd_of_the_formula(name, saturated):
     z, s = partial_batch(saturated)
     assert (s < 0).any()
     hyper = args(s)
-    value, grad = value_and_grad(z, s, *hyper)
+    value, grad = with_negatives(value_and_grad, z, s, *hyper)
 
     z_ref = z.clone().requires_grad_()
     expected = reference(z_ref, s, *hyper)
@@ -190,7 +206,7 @@ def test_gradient_is_autograd_of_the_formula(name, saturated):
 
     # the float32 op: same value within 1e-6, same gradient backwards
     z32 = z.float().requires_grad_()
-    out = loss(z32, s.float(), *[
+    out = with_negatives(loss, z32, s.float(), *[
         h.float() if torch.is_tensor(h) and h.is_floating_point() else h
         for h in hyper
     ])
@@ -209,7 +225,7 @@ def test_observed_negatives_change_the_losses():
     as_unobserved, as_positive = s.clamp(min=0), s.abs()
     for name, (value_and_grad, _, _, args) in CASES.items():
         hyper = args(s)
-        value = value_and_grad(z, s, *hyper)[0]
+        value = with_negatives(value_and_grad, z, s, *hyper)[0]
         if name not in ('AN', 'AN-LS', 'LL-R', 'LL-Ct'):
             assert value != value_and_grad(z, as_unobserved, *hyper)[0], name
         assert value != value_and_grad(z, as_positive, *hyper)[0], name
@@ -219,7 +235,8 @@ def test_large_loss_selection_skips_observed_negatives():
     s = torch.tensor([[1., -1., 0., -1.], [0., 0., -1., 1.]])
     z = torch.tensor([[0., 9., 5., 8.], [4., 1., 7., 0.]])
     # the three largest unobserved losses, never the negatives at 9, 8, 7
-    assert large_loss_selection(z, s, 3).tolist() == [
+    positives, negatives = split(s)
+    assert large_loss_selection(z, positives, 3, negatives).tolist() == [
         [False, False, True, False], [True, True, False, False]]
 
 
@@ -239,7 +256,10 @@ def test_unified_framework_costs_l1_of_the_negated_logit():
             unobserved = unobserved + k * l2(z)
         entries = torch.where(s > 0, l1(z),
                               torch.where(s < 0, l1(-z), v * unobserved))
-        torch.testing.assert_close(loss(z, s), entries.mean())
+        positives, negatives = split(s)
+        torch.testing.assert_close(
+            loss(z, positives, observed_negative=negatives), entries.mean())
+        assert loss(z, positives) != entries.mean()
 
 
 def test_em_bank_never_overrides_an_observed_negative():
@@ -248,11 +268,13 @@ def test_em_bank_never_overrides_an_observed_negative():
     loss = EMLoss(alpha=0.1, beta=0.9)
     bank = torch.full(s.shape, PSEUDO_NEGATIVE, dtype=torch.int8)
     soft = torch.full(s.shape, 0.3)
-    with_bank = loss(z, s, pseudo_label=bank, soft_label=soft)
+    positives, negatives = split(s)
+    with_bank = loss(z, positives, pseudo_label=bank, soft_label=soft,
+                     observed_negative=negatives)
     # the bank on the unobserved entries only: the same loss
     only_unobserved = torch.where(s == 0, bank, torch.zeros_like(bank))
-    assert with_bank == loss(z, s, pseudo_label=only_unobserved,
-                             soft_label=soft)
+    assert with_bank == loss(z, positives, pseudo_label=only_unobserved,
+                             soft_label=soft, observed_negative=negatives)
     assert with_bank != loss(z, s.clamp(min=0), pseudo_label=bank,
                              soft_label=soft)
 
@@ -266,10 +288,12 @@ def test_ll_cp_never_corrects_an_observed_negative():
     # a bank that (wrongly) holds corrections on observed negatives
     bank = torch.where(s < 0, PSEUDO_POSITIVE, 0).to(torch.int8)
     written = []
-    out = loss(z, s, pseudo_label=bank, write_corrections=written.append)
+    positives, negatives = split(s)
+    out = loss(z, positives, pseudo_label=bank,
+               write_corrections=written.append, observed_negative=negatives)
     corrected, = written
     assert corrected.any() and not (corrected & (s != 0)).any()
-    expected = ll_loss(z, s, corrected, True)
+    expected = ll_loss(z, positives, corrected, True)
     torch.testing.assert_close(out, expected)
 
 
@@ -280,7 +304,9 @@ def test_opml_keeps_observed_negatives_at_zero():
     bank = torch.full(s.shape, PSEUDO_POSITIVE, dtype=torch.int8)
     bank[s == 0] = 0
     class_ap = torch.full((6, ), 0.8)
-    out = loss(z, s, pseudo_label=bank, class_ap=class_ap)
+    positives, negatives = split(s)
+    out = loss(z, positives, pseudo_label=bank, class_ap=class_ap,
+               observed_negative=negatives)
     label = torch.where(s > 0, 1., torch.where(
         s < 0, 0., torch.sigmoid(z) * 0.8))
     torch.testing.assert_close(out, opml_loss(z, label, 1., 1.))
@@ -295,7 +321,8 @@ def test_partial_bce_normalisation():
                                   .manual_seed(2)) < 0.3, 1., -1.)
     bce = torch.nn.functional.binary_cross_entropy_with_logits(
         z, (full > 0).float())
-    torch.testing.assert_close(PartialBCELoss()(z, full), bce)
+    torch.testing.assert_close(
+        PartialBCELoss()(z, *split(full)), bce)
     loss = PartialBCELoss()
     assert loss.alpha * 0.1 + 1 - loss.alpha == pytest.approx(5.)
     # one known label of ten: g(0.1) times that label's BCE, over C
@@ -303,7 +330,8 @@ def test_partial_bce_normalisation():
     s = torch.zeros(1, 10)
     s[0, 3] = -1
     expected = 5 * torch.nn.functional.softplus(z[0, 3]) / 10
-    torch.testing.assert_close(loss(z, s), expected)
+    torch.testing.assert_close(
+        loss(z, *split(s)), expected)
     for bad in (dict(gamma=0.), dict(scale_at_tenth=-1.),
                 dict(scale_at_tenth=0.05)):
         with pytest.raises(ValueError):

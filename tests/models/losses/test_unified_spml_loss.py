@@ -98,7 +98,8 @@ def test_gr_components_run_gr_value_and_grad(batch, l1, monkeypatch):
     monkeypatch.setattr(gr_module, 'gr_loss',
                         lambda *args: calls.append(args[6:]) or value)
     loss(logits, target)
-    assert calls == [(0.3 if l1['type'] == 'gce' else None, 0.2, 1.5)]
+    # q1, q2, q3 and no observed negatives
+    assert calls == [(0.3 if l1['type'] == 'gce' else None, 0.2, 1.5, None)]
     # another component is the generic form
     calls.clear()
     UnifiedSPMLLoss(preset='gr', l3=dict(type='hill'))(logits, target)
