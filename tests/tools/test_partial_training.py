@@ -5,6 +5,7 @@ import glob
 import os
 import os.path as osp
 import re
+import socket
 
 import torch
 from mmengine.config import Config
@@ -61,3 +62,24 @@ def test_train_and_validate_on_partial_labels(tiny_demo, tmp_path):
     assert 'PartialBCELoss' in out
     assert re.search(r'Epoch\(val\) \[1\]\[\d+/\d+\]\s+spml/mAP: \d+', out)
     assert glob.glob(osp.join(work, 'best_spml_mAP_epoch_1.pth'))
+
+
+def test_two_process_gloo_training_on_partial_labels(tiny_demo, tmp_path):
+    """Partial labels under tools/dist_train.sh (2 gloo processes): each
+    rank's dataset observes 1 positive and 2 negatives per image and the
+    distributed sampler, collate and DDP wrapper train on them."""
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, PORT=str(port), PYTHON=PYTHON, PYTHONPATH=REPO)
+    work = str(tmp_path / 'dist')
+    out = run_tool([
+        'bash', 'tools/dist_train.sh', CONFIG, '2', '--work-dir', work,
+        '--no-validate', '--cfg-options', 'train_cfg.max_epochs=1',
+        f'train_dataloader.dataset.data_root={tiny_demo}',
+        'train_dataloader.dataset.indices=64', 'randomness.seed=0'
+    ], env=env)
+    assert 'Distributed training: True' in out
+    assert 'observed 1.00 positives and 2.00 negatives' in out
+    assert re.search(r'Epoch\(train\) \[1\]\[1/1\]', out)
+    assert osp.isfile(osp.join(work, 'epoch_1.pth'))
