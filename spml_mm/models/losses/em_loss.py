@@ -34,9 +34,9 @@ def em_value_and_grad(z: torch.Tensor,
         s (torch.Tensor): Observed positives in 0/1, shape (B, C).
         alpha (float): alpha. Defaults to 0.1.
         beta (float): beta. Defaults to 0.2.
-        pseudo_negative (torch.Tensor, optional): Boolean mask (B, C) of the
-            negative pseudo-labels (ignored on observed labels). Defaults
-            to None (plain EM).
+        pseudo_negative (torch.Tensor, optional): 0/1 (or boolean) mask
+            (B, C) of the negative pseudo-labels (ignored on observed
+            labels). Defaults to None (plain EM).
         soft_label (torch.Tensor, optional): Their soft labels t (B, C).
         n (torch.Tensor, optional): Boolean mask (B, C) of the observed
             negatives of partial labels. Defaults to None.
@@ -44,16 +44,18 @@ def em_value_and_grad(z: torch.Tensor,
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    positive = s > 0
+    # entries are chosen with 0/1 weights (torch.lerp is exact at 0 and 1)
+    s = s.to(z.dtype)
     p, log_p = torch.sigmoid(z), F.logsigmoid(z)
     qz = (1 - p) * z  # -H(p) = log p - (1 - p) z
-    value = torch.where(positive, -log_p, alpha * (log_p - qz))
-    grad = torch.where(positive, p - 1, alpha * p * qz)
+    value = alpha * (log_p - qz)
+    grad = torch.mul(p, alpha).mul_(qz)
     if pseudo_negative is not None:
-        negative = pseudo_negative & ~positive
-        t = soft_label.to(z.dtype)
-        value = torch.where(negative, beta * ((1 - t) * z - log_p), value)
-        grad = torch.where(negative, beta * (p - t), grad)
+        negative, t = pseudo_negative.to(z.dtype), soft_label.to(z.dtype)
+        value.lerp_(beta * ((1 - t) * z - log_p), negative)
+        grad.lerp_(beta * (p - t), negative)
+    value.lerp_(-log_p, s)
+    grad.lerp_(p - 1, s)
     if n is not None:  # -log(1 - p) = z - log p, whatever the bank holds
         value = torch.where(n, z - log_p, value)
         grad = torch.where(n, p, grad)
@@ -131,6 +133,9 @@ class EMLoss(nn.Module):
                 raise ValueError(
                     'pseudo_label and soft_label must both be given with the '
                     f'shape of the logits {tuple(cls_score.shape)}')
-            negative = pseudo_label == PSEUDO_NEGATIVE
+            # a 0/1 float mask, written by the comparison at no extra pass
+            negative = torch.eq(pseudo_label, PSEUDO_NEGATIVE,
+                                out=cls_score.new_empty(
+                                    cls_score.shape, dtype=torch.float))
         return em_loss(cls_score, target, self.alpha, self.beta, negative,
                        soft_label, observed_negative)

@@ -54,21 +54,25 @@ def gr_value_and_grad(z: torch.Tensor,
     """
     p, log_p = torch.sigmoid(z), F.logsigmoid(z)
     q = 1 - p
-    k = torch.sigmoid(w * p + b)
-    v = torch.exp((p - mu).square_().mul_(-0.5 / sigma**2))
-    p_q2 = torch.exp(q2 * log_p)
+    k = torch.mul(p, w).add_(b).sigmoid_()
+    k_bar = 1 - k
+    v = (p - mu).square_().mul_(-0.5 / sigma**2).exp_()
+    p_q2 = torch.mul(log_p, q2).exp_()
     # (1 - p)^q3 with log(1 - p) = log p - z
-    q_q3 = q if q3 == 1 else torch.exp(q3 * (log_p - z))
-    unobserved = v * (k * (1 - p_q2) / q2 + (1 - k) * (1 - q_q3) / q3)
-    d_unobserved = v * ((1 - k) * q_q3 * p - k * p_q2 * q)
+    q_q3 = q if q3 == 1 else torch.mul(log_p - z, q3).exp_()
+    l2, l3 = (1 - p_q2).mul_(k).div_(q2), (1 - q_q3).mul_(k_bar)
+    unobserved = l2.add_(l3 if q3 == 1 else l3.div_(q3)).mul_(v)
+    d_l2, d_l3 = torch.mul(k, p_q2).mul_(q), torch.mul(k_bar, q_q3).mul_(p)
+    d_unobserved = d_l3.sub_(d_l2).mul_(v)
     if q1 is None:
         positive, d_positive = -log_p, -q
     else:
         p_q1 = torch.exp(q1 * log_p)
         positive, d_positive = (1 - p_q1) / q1, -p_q1 * q
-    observed = s > 0
-    value = torch.where(observed, positive, unobserved)
-    grad = torch.where(observed, d_positive, d_unobserved)
+    # the observed entries chosen by their 0/1 weight s (lerp is exact)
+    s = s.to(z.dtype)
+    value = unobserved.lerp_(positive, s)
+    grad = d_unobserved.lerp_(d_positive, s)
     if n is not None:  # L1(1 - p), with log(1 - p) = log p - z
         if q1 is None:
             negative, d_negative = z - log_p, p

@@ -48,8 +48,8 @@ def lasd_value_and_grad(z: torch.Tensor,
 
     with ``g+ = gamma_pos`` and ``g- = gamma_neg``. Each entry has one of
     the two terms: w+ > 0 exactly where ``s = 1`` or ``p > tau`` and w- = 0
-    there, so the terms are chosen entry by entry (``torch.where``) rather
-    than weighted by zeros. An observed negative (``n``) costs ``Ln`` with
+    there, so the terms are chosen entry by entry rather than weighted by
+    zeros. An observed negative (``n``) costs ``Ln`` with
     weight 1, at any p (it is never disambiguated into a positive).
     Powers are ``exp(gamma log p)`` from log-sigmoids, finite at any logit.
 
@@ -69,31 +69,36 @@ def lasd_value_and_grad(z: torch.Tensor,
     """
     p, log_p = torch.sigmoid(z), F.logsigmoid(z)
     q, log_q = 1 - p, log_p - z  # log(1 - p) = log p - z
-    observed = s.bool()
-    positive = observed | (p > tau)
+    # entries are chosen with 0/1 weights (torch.lerp is exact at 0 and 1)
+    s = s.to(z.dtype)
+    disambiguated = torch.gt(p, tau, out=torch.empty_like(p))  # [p > tau]
+    positive = torch.maximum(s, disambiguated)
     if n is not None:
-        positive &= ~n
+        positive.masked_fill_(n, 0.)
     # w+ on the positive term's entries, w- on the others; with the batch
     # mean's 1 / B
     one, w_pos, w_neg = z.new_tensor([1., lambda_pos, lambda_neg]) / z.size(0)
-    weight = torch.where(observed, one, torch.where(positive, w_pos, w_neg))
+    weight = torch.empty_like(z).copy_(w_neg).lerp_(w_pos, disambiguated)
+    weight.lerp_(one, s)
     if n is not None:
-        weight = weight.masked_fill(n, one)
+        weight.masked_fill_(n, one)
     if gamma_pos:
-        focus_pos = torch.exp(gamma_pos * log_q)
+        focus_pos = torch.mul(log_q, gamma_pos).exp_()
         loss_pos = focus_pos * log_p
-        grad_pos = focus_pos * torch.addcmul(-q, p, log_p, value=gamma_pos)
+        grad_pos = torch.addcmul(-q, p, log_p,
+                                 value=gamma_pos).mul_(focus_pos)
     else:
         loss_pos, grad_pos = log_p, -q
     if gamma_neg:
-        focus_neg = torch.exp(gamma_neg * log_p)
+        focus_neg = torch.mul(log_p, gamma_neg).exp_()
         loss_neg = focus_neg * log_q
-        grad_neg = focus_neg * torch.addcmul(p, q, log_q, value=-gamma_neg)
+        grad_neg = torch.addcmul(p, q, log_q,
+                                 value=-gamma_neg).mul_(focus_neg)
     else:
         loss_neg, grad_neg = log_q, p
-    term = torch.where(positive, loss_pos, loss_neg)
+    term = torch.lerp(loss_neg, loss_pos, positive)
     value = -weight.view(-1).dot(term.view(-1))
-    grad = torch.where(positive, grad_pos, grad_neg).mul_(weight)
+    grad = torch.lerp(grad_neg, grad_pos, positive).mul_(weight)
     return value, grad
 
 

@@ -9,12 +9,48 @@ from ..label_bank import PSEUDO_POSITIVE
 from .value_and_grad import differentiable
 
 
-def _log_offset_sum_exp(offset: float,
-                        log_terms: torch.Tensor) -> torch.Tensor:
-    """``log(offset + sum_k exp(log_terms_k))`` per row, as one logsumexp.
+def _log_offset_sum_exp(offset: float, x: torch.Tensor, weight: torch.Tensor,
+                        excluded: torch.Tensor
+                        ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``log(offset + sum_k weight_k exp(x_k))`` per row, and the summands
+    over the sum, ``weight_k exp(x_k) / (offset + sum)``.
+
+    The exponentials are shifted by the row's largest ``x_k`` among the
+    entries of nonzero weight (``excluded`` is 1 on those of weight 0) or
+    by ``log(offset)`` if larger, so none overflows and the largest term is
+    1. Terms below ``e^-80`` of it are counted as ``e^-80`` (the sum moves
+    by less than 1e-32 relative), which keeps ``exp`` off its slow
+    underflow path.
     """
-    log_offset = log_terms.new_full((len(log_terms), 1), math.log(offset))
-    return torch.logsumexp(torch.cat([log_offset, log_terms], 1), 1, True)
+    shift = torch.add(x, excluded, alpha=-_EXCLUDED).amax(1, keepdim=True)
+    shift.clamp_(min=math.log(offset))
+    terms = torch.sub(x, shift).clamp_(-80., 0.).exp_().mul_(weight)
+    total = terms.sum(1, keepdim=True).add_(
+        torch.exp(math.log(offset) - shift))
+    return total.log().add_(shift), terms.div_(total)
+
+
+#: how far below the row's logits the shift pushes an entry of weight 0
+_EXCLUDED = 1e30
+
+
+def _equal(y: torch.Tensor, value: float) -> torch.Tensor:
+    """``[y == value]`` in y's dtype, written by the comparison itself."""
+    return torch.eq(y, value, out=torch.empty_like(y))
+
+
+def _lower_gram(a: torch.Tensor) -> torch.Tensor:
+    """The lower triangle of ``a a^T`` (the upper is left unset), from the
+    halves of a's rows: three quarters of the full product's arithmetic,
+    for matrices large enough that arithmetic outweighs the extra calls.
+    The Cholesky factorization reads the lower triangle only."""
+    if len(a) < 128:
+        return a @ a.T
+    half = len(a) // 2
+    gram = a.new_empty(len(a), len(a))
+    torch.mm(a[:half], a[:half].T, out=gram[:half, :half])
+    torch.mm(a[half:], a.T, out=gram[half:])
+    return gram
 
 
 def high_rank_value_and_grad(probs: torch.Tensor, delta: float
@@ -36,12 +72,12 @@ def high_rank_value_and_grad(probs: torch.Tensor, delta: float
     """
     f = probs.double()
     tall = f.size(0) >= f.size(1)
-    gram = f.T @ f if tall else f @ f.T
+    gram = _lower_gram(f.T if tall else f)
     gram.diagonal().add_(delta)
     chol = torch.linalg.cholesky(gram)
     value = -2 * chol.diagonal().log().sum()
-    inverse = torch.cholesky_inverse(chol)
-    grad = -2 * (f @ inverse if tall else inverse @ f)
+    inverse = torch.cholesky_inverse(chol).mul_(-2)
+    grad = f @ inverse if tall else inverse @ f
     return value.to(probs.dtype), grad.to(probs.dtype)
 
 
@@ -50,7 +86,9 @@ def opml_value_and_grad(z: torch.Tensor,
                         alpha: float = 1.,
                         beta: float = 1.,
                         rank_weight: float = 0.,
-                        rank_delta: float = 1e-2
+                        rank_delta: float = 1e-2,
+                        soft_weight: Optional[torch.Tensor] = None,
+                        n: Optional[torch.Tensor] = None
                         ) -> Tuple[torch.Tensor, torch.Tensor]:
     """One-pair loss, mean over the batch, plus ``lambda R(sigmoid(z))``::
 
@@ -61,7 +99,10 @@ def opml_value_and_grad(z: torch.Tensor,
     With 0/1 labels y this is the
     full-label form (P the positives, N the negatives) and, with one
     positive per row, the single-positive form; soft labels weigh an entry
-    into both sums (y is a constant). ``alpha = beta = 1`` is ZLPR.
+    into both sums (y is a constant). ``alpha = beta = 1`` is ZLPR. With
+    ``soft_weight`` (OPML-SP), an entry of ``y = 0`` that is not an observed
+    negative takes the soft label ``y_k = p_k AP_k^gamma``, p the
+    probability of this forward pass, held constant.
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
@@ -71,23 +112,32 @@ def opml_value_and_grad(z: torch.Tensor,
         rank_weight (float): lambda of :func:`high_rank_value_and_grad`;
             0 leaves it out. Defaults to 0.
         rank_delta (float): Its delta. Defaults to 1e-2.
+        soft_weight (torch.Tensor, optional): ``AP_k^gamma`` per class (C,)
+            of the soft labels. Defaults to None (y as given).
+        n (torch.Tensor, optional): Boolean mask (B, C) of the observed
+            negatives of partial labels, kept at ``y = 0``. Defaults to None.
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    # log-weights: an entry of weight 0 is -inf and drops out of both
     y = y.to(z.dtype)
-    log_neg, log_pos = torch.log(1 - y) + z, torch.log(y) - z
-    negative = _log_offset_sum_exp(alpha, log_neg)
-    positive = _log_offset_sum_exp(beta, log_pos)
+    p = torch.sigmoid(z) if rank_weight > 0 or soft_weight is not None \
+        else None
+    if soft_weight is not None:
+        soft = p * soft_weight
+        # y where it is 1 (lerp is exact at 0 and 1) or an observed negative
+        y = torch.lerp(soft, y, y) if n is None else torch.where(
+            (y > 0) | n, y, soft)
+    negative, d_negative = _log_offset_sum_exp(alpha, z, 1 - y, _equal(y, 1))
+    positive, d_positive = _log_offset_sum_exp(beta, -z, y, _equal(y, 0))
     value = (negative + positive).mean()
-    grad = (torch.exp(log_neg - negative) -
-            torch.exp(log_pos - positive)) / len(z)
+    grad = d_negative.sub_(d_positive).div_(len(z))
     if rank_weight > 0:
-        p = torch.sigmoid(z)
         rank, d_rank = high_rank_value_and_grad(p, rank_delta)
         value = value + rank_weight * rank
-        grad = grad + rank_weight * d_rank * p * (1 - p)
+        # dR/dz = dR/dp p (1 - p), with p (1 - p) = p - p^2
+        grad.addcmul_(d_rank, torch.addcmul(p, p, p, value=-1),
+                      value=rank_weight)
     return value, grad
 
 
@@ -215,10 +265,11 @@ class OPMLLoss(nn.Module):
                     'pseudo_label must have the shape of the logits '
                     f'{tuple(cls_score.shape)}, got '
                     f'{tuple(pseudo_label.shape)}')
-            corrected = pseudo_label == PSEUDO_POSITIVE
+            corrected = torch.eq(pseudo_label, PSEUDO_POSITIVE,
+                                 out=torch.empty_like(label))
             if observed_negative is not None:
-                corrected &= ~observed_negative
-            label = label.maximum(corrected.float())
+                corrected.masked_fill_(observed_negative, 0.)
+            label = label.maximum(corrected)
         if self.soft_labels:
             if class_ap is None:
                 raise ValueError(
@@ -228,13 +279,11 @@ class OPMLLoss(nn.Module):
                     "dict(type='OPMLLabelBank') and add SPMLPseudoLabelHook "
                     "with updater=dict(type='OPMLLabelUpdater').")
             ap = class_ap.float().to(cls_score.device)
-            weight = torch.where(ap < 0, torch.zeros_like(ap),
-                                 ap.clamp(max=1).pow(self.gamma))
-            soft = torch.sigmoid(cls_score.detach().float()) * weight
-            fixed = label > 0
-            if observed_negative is not None:
-                fixed |= observed_negative
-            label = torch.where(fixed, label, soft)
+            soft_weight = torch.where(ap < 0, torch.zeros_like(ap),
+                                      ap.clamp(max=1).pow(self.gamma))
+            return opml_loss(cls_score, label, self.alpha, self.beta,
+                             self.rank_weight, self.rank_delta, soft_weight,
+                             observed_negative)
         return opml_loss(cls_score, label, self.alpha, self.beta,
                          self.rank_weight, self.rank_delta)
 

@@ -27,9 +27,10 @@ class _LossFromGradient(torch.autograd.Function):
         # the formulas run in float32 whatever autocast would choose
         device = z.device.type
         with (torch.autocast(device, enabled=False)
-              if torch.amp.is_autocast_available(device) else
+              if torch.amp.is_autocast_available(device)
+              and torch.is_autocast_enabled(device) else
               contextlib.nullcontext()):
-            value, grad = value_and_grad(z.detach().float(), *args)
+            value, grad = value_and_grad(z.float(), *args)
         ctx.save_for_backward(grad.to(z.dtype))
         return value
 

@@ -153,12 +153,17 @@ def test_gradient_is_autograd_of_the_formula(name, saturated):
 
 def test_high_rank_term_against_svd_for_both_shapes():
     """-sum log(sigma^2 + delta) from a Cholesky factor of the smaller Gram
-    matrix, for tall, wide and rank-deficient F, against NumPy's SVD."""
+    matrix, for tall, wide and rank-deficient F, against NumPy's SVD; from
+    128 rows (or columns) the Gram matrix is built from blocks."""
     g = torch.Generator().manual_seed(3)
     row = torch.rand(1, 7, generator=g, dtype=torch.float64)
+    patterns = torch.rand(4, 150, generator=g, dtype=torch.float64)
     for probs in (torch.rand(9, 4, generator=g, dtype=torch.float64),
                   torch.rand(3, 8, generator=g, dtype=torch.float64),
-                  row.repeat(5, 1)):
+                  row.repeat(5, 1),
+                  torch.rand(131, 150, generator=g, dtype=torch.float64),
+                  torch.rand(300, 129, generator=g, dtype=torch.float64),
+                  patterns[torch.randint(4, (140, ), generator=g)]):
         u, sv, vt = np.linalg.svd(probs.numpy(), full_matrices=False)
         value, grad = high_rank_value_and_grad(probs, 0.05)
         assert float(value) == pytest.approx(-np.log(sv**2 + 0.05).sum(),
