@@ -1,8 +1,9 @@
 """Generate a proxy benchmark with the label statistics of VOC or COCO.
 
-Scenes of glyphs (Pillow's built-in font and scikit-learn's handwritten
-digits) whose label sets match the real dataset's classes, positives per
-image, class frequencies and co-occurring class groups, written in the
+Scenes of textured objects (with ``--classes glyphs``: Pillow's font
+characters and scikit-learn's handwritten digits) whose label sets match the
+real dataset's classes, positives per image, class frequencies and
+co-occurring class groups, written in the
 interchange format of ``tools/prepare_spml.py`` with the protocol's observed
 positives. Prints the measured statistics beside the targets.
 
@@ -28,6 +29,10 @@ def main():
     parser.add_argument('--fraction', type=float, default=1.,
                         help='share of the real split sizes (default 1: '
                         'VOC 5,717 + 5,823, COCO 82,081 + 40,137 images)')
+    parser.add_argument('--classes', choices=['textures', 'glyphs'],
+                        default='textures',
+                        help='coloured texture classes (default) or the '
+                        'glyph classes of the first proxy')
     parser.add_argument('--image-size', type=int, default=128)
     parser.add_argument('--seed', type=int, default=0,
                         help='seed of the labels and scenes')
@@ -43,7 +48,7 @@ def main():
     summary = make_proxy_dataset(
         out_dir, args.like, fraction=args.fraction,
         image_size=args.image_size, seed=args.seed,
-        observe_seed=args.observe_seed)
+        observe_seed=args.observe_seed, classes=args.classes)
     summary['arguments'] = vars(args)
     with open(osp.join(out_dir, 'statistics.json'), 'w') as f:
         json.dump(summary, f, indent=1)

@@ -85,6 +85,27 @@ _COCO_GLYPHS = ([f'font:{c}' for c in 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'] +
                 [f'hand:{d}' for d in range(10)] +
                 [f'font:{c}' for c in '#$%&@?+=<>*!{}~[]'])
 CLASS_GLYPHS = {'voc': _VOC_GLYPHS, 'coco': _COCO_GLYPHS}
+
+#: Pattern families of the texture classes. A texture class is a family in
+#: one colour: VOC-like 10 families x 2 colours, COCO-like 10 x 8.
+TEXTURE_FAMILIES = ('stripes', 'checker', 'dots', 'rings', 'grid', 'waves',
+                    'hatch', 'pinwheel', 'bricks', 'speckle')
+#: Foreground colours of the texture classes (RGB in [0, 1]); the pattern's
+#: other colour is a dark shade of the same hue.
+TEXTURE_COLORS = {
+    'red': (0.90, 0.12, 0.10), 'cyan': (0.10, 0.80, 0.85),
+    'yellow': (0.95, 0.88, 0.10), 'blue': (0.15, 0.30, 0.95),
+    'green': (0.12, 0.75, 0.20), 'purple': (0.62, 0.20, 0.85),
+    'orange': (1.00, 0.55, 0.05), 'white': (0.93, 0.93, 0.93)}
+_TEXTURE_COLOR_COUNT = {'voc': 2, 'coco': 8}
+CLASS_TEXTURES = {
+    like: [f'texture:{family}:{color}'
+           for color in list(TEXTURE_COLORS)[:count]
+           for family in TEXTURE_FAMILIES]
+    for like, count in _TEXTURE_COLOR_COUNT.items()}
+#: Class sets of a proxy: ``'textures'`` (the default: ImageNet features
+#: tell them apart) or ``'glyphs'`` (characters and handwritten digits).
+CLASS_SETS = {'textures': CLASS_TEXTURES, 'glyphs': CLASS_GLYPHS}
 #: Glyphs drawn as distractors: they belong to no class of the proxy.
 DISTRACTOR_GLYPHS = {
     'voc': [f'font:{c}' for c in 'CDFNPSTUVXZ'],
@@ -103,6 +124,9 @@ def class_name(glyph: str) -> str:
     """A file-system-safe class name for a glyph (``upper_A``, ``hand_3``).
     """
     kind, char = glyph.split(':', 1)
+    if kind == 'texture':
+        family, color = char.split(':')
+        return f'{family}_{color}'
     if kind == 'hand':
         return f'hand_{char}'
     if char.isdigit():
@@ -323,6 +347,35 @@ class SceneRenderer:
                            Image.BILINEAR)
         return mask.rotate(rng.uniform(-25, 25), Image.BILINEAR, expand=True)
 
+    def _texture_object(self, glyph: str, height: int,
+                        rng: np.random.RandomState
+                        ) -> Tuple[np.ndarray, np.ndarray]:
+        """A textured object about ``height`` pixels high: its colours
+        (h, w, 3) and its shape's mask (h, w) in [0, 1]."""
+        _, family, color = glyph.split(':')
+        h = height
+        w = max(8, int(h * rng.uniform(0.7, 1.4)))
+        shape = Image.new('L', (w, h))
+        draw = ImageDraw.Draw(shape)
+        if rng.rand() < 0.5:
+            draw.ellipse((0, 0, w - 1, h - 1), fill=255)
+        else:  # a convex polygon around the centre
+            angles = np.sort(rng.uniform(0, 2 * np.pi, rng.randint(5, 9)))
+            radius = rng.uniform(0.75, 1., len(angles))
+            draw.polygon([(w / 2 * (1 + r * np.cos(a)),
+                           h / 2 * (1 + r * np.sin(a)))
+                          for a, r in zip(angles, radius)], fill=255)
+        mask = np.asarray(shape, np.float32) / 255.
+        fg = np.clip(np.array(TEXTURE_COLORS[color], np.float32) +
+                     rng.uniform(-0.08, 0.08, 3), 0, 1)
+        bg = fg * rng.uniform(0.15, 0.35)
+        # the pattern's period: about a tenth of a 128-pixel image
+        period = self.size / 128 * 10 * rng.uniform(0.8, 1.25)
+        on = texture_pattern(family, h, w, period,
+                             rng.uniform(0, np.pi), rng)
+        colors = np.where(on[..., None], fg, bg).astype(np.float32)
+        return colors, mask
+
     def _background(self, rng: np.random.RandomState) -> np.ndarray:
         size = self.size
         ramp = np.linspace(0, 1, size, dtype=np.float32)
@@ -342,7 +395,12 @@ class SceneRenderer:
                rng: np.random.RandomState) -> None:
         size = self.size
         height = int(size * rng.uniform(*self.glyph_scale))
-        mask = np.asarray(self._mask(glyph, height, rng), np.float32) / 255.
+        if glyph.startswith('texture:'):
+            colors, mask = self._texture_object(glyph, height, rng)
+        else:
+            colors = None
+            mask = np.asarray(self._mask(glyph, height, rng),
+                              np.float32) / 255.
         h, w = mask.shape
         h, w = min(h, size), min(w, size)
         mask = mask[:h, :w]
@@ -351,15 +409,22 @@ class SceneRenderer:
         x = rng.randint(-w // 10, size - w + w // 10 + 1)
         ys, xs = slice(max(y, 0), min(y + h, size)), slice(
             max(x, 0), min(x + w, size))
-        mask = mask[ys.start - y:ys.stop - y, xs.start - x:xs.stop - x]
+        crop = (slice(ys.start - y, ys.stop - y),
+                slice(xs.start - x, xs.stop - x))
+        mask = mask[crop]
         region = canvas[ys, xs]
-        local = region.mean((0, 1))
-        color = rng.rand(3).astype(np.float32)
-        # keep a contrast of at least 0.2 in mean intensity
-        shift = rng.uniform(0.2, 0.7) - abs(color.mean() - local.mean())
-        if shift > 0:
-            color = np.clip(color + np.sign(color.mean() - local.mean() + 1e-6)
-                            * shift, 0, 1)
+        if colors is not None:
+            color = colors[crop]
+        else:
+            local = region.mean((0, 1))
+            color = rng.rand(3).astype(np.float32)
+            # keep a contrast of at least 0.2 in mean intensity
+            shift = rng.uniform(0.2, 0.7) - abs(color.mean() - local.mean())
+            if shift > 0:
+                color = np.clip(
+                    color +
+                    np.sign(color.mean() - local.mean() + 1e-6) * shift, 0,
+                    1)
         alpha = mask[..., None] * rng.uniform(0.75, 1.)
         region[...] = region * (1 - alpha) + color * alpha
         if rng.rand() < self.occlusion_prob:
@@ -389,6 +454,46 @@ class SceneRenderer:
             image = image.filter(ImageFilter.GaussianBlur(rng.uniform(0.3,
                                                                       1.)))
         return image
+
+
+def texture_pattern(family: str, height: int, width: int, period: float,
+                    angle: float, rng: np.random.RandomState) -> np.ndarray:
+    """Boolean (height, width) pattern of a texture family, rotated by
+    ``angle`` around the centre, with spatial period ``period`` pixels."""
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    y -= height / 2
+    x -= width / 2
+    u = np.cos(angle) * x + np.sin(angle) * y
+    v = -np.sin(angle) * x + np.cos(angle) * y
+    k = 2 * np.pi / period
+    if family == 'stripes':
+        return np.sin(k * u) > 0
+    if family == 'checker':
+        return (np.floor(u / period * 2) + np.floor(v / period * 2)) % 2 > 0
+    if family == 'dots':
+        du, dv = u % period - period / 2, v % period - period / 2
+        return du**2 + dv**2 < (0.3 * period)**2
+    if family == 'rings':
+        return np.sin(k * np.hypot(u, v)) > 0
+    if family == 'grid':
+        return (u % period < 0.25 * period) | (v % period < 0.25 * period)
+    if family == 'waves':
+        return np.sin(k * (u + 0.3 * period * np.sin(k / 2 * v))) > 0
+    if family == 'hatch':
+        return (np.sin(k * (u + v) / np.sqrt(2)) > 0.5) | (
+            np.sin(k * (u - v) / np.sqrt(2)) > 0.5)
+    if family == 'pinwheel':  # sectors a period wide at a quarter size
+        turns = max(2, round(np.pi * min(height, width) / 4 / period))
+        return np.sin(turns * np.arctan2(v, u)) > 0
+    if family == 'bricks':
+        row = np.floor(v / (period / 2))
+        return ((u + row % 2 * period / 2) % period < 0.8 * period) & (
+            v % (period / 2) < 0.35 * period)
+    if family == 'speckle':
+        cells = max(2, int(period / 4))
+        coarse = rng.rand(height // cells + 1, width // cells + 1) < 0.3
+        return np.kron(coarse, np.ones((cells, cells), bool))[:height, :width]
+    raise ValueError(f'unknown texture family {family!r}')
 
 
 # ---------------------------------------------------------------- dataset
@@ -427,7 +532,8 @@ def make_proxy_dataset(out_dir: str,
                        image_size: int = 128,
                        seed: int = 0,
                        observe_seed: int = 1200,
-                       sizes: Optional[Dict[str, int]] = None) -> Dict:
+                       sizes: Optional[Dict[str, int]] = None,
+                       classes: str = 'textures') -> Dict:
     """Write a proxy dataset into ``out_dir``; deterministic in its seeds.
 
     Args:
@@ -441,6 +547,10 @@ def make_proxy_dataset(out_dir: str,
             (:func:`observe_uniform`). Defaults to 1200.
         sizes (dict, optional): Images per official split
             (``train``, ``val``); overrides ``fraction``.
+        classes (str): The class set of :data:`CLASS_SETS`: ``'textures'``
+            (coloured pattern families on objects of 25-55% of the side)
+            or ``'glyphs'`` (characters and handwritten digits of 18-45%).
+            Defaults to ``'textures'``.
 
     Returns:
         dict: ``targets``, ``groups`` and per official split its ``images``
@@ -450,8 +560,12 @@ def make_proxy_dataset(out_dir: str,
         raise ValueError(f'like must be one of {sorted(PROXY_TARGETS)}, got '
                          f'{like!r}')
     from sklearn.datasets import load_digits
+    if classes not in CLASS_SETS:
+        raise ValueError(f'classes must be one of {sorted(CLASS_SETS)}, '
+                         f'got {classes!r}')
     sizes = sizes or split_sizes(like, fraction)
-    glyphs, distractors = CLASS_GLYPHS[like], DISTRACTOR_GLYPHS[like]
+    glyphs, distractors = CLASS_SETS[classes][like], DISTRACTOR_GLYPHS[like]
+    scale = (0.25, 0.55) if classes == 'textures' else (0.18, 0.45)
     sampler = proxy_label_sampler(like, seed)
     groups = proxy_groups(like, seed)
     digits = load_digits()
@@ -460,11 +574,13 @@ def make_proxy_dataset(out_dir: str,
     # handwriting of the test images is never seen in training
     pools = dict(train=order[:1200], val=order[1200:])
     progress = ProgressBar(sizes['train'] + sizes['val'])
-    summary: Dict = dict(targets=PROXY_TARGETS[like]._asdict(),
+    summary: Dict = dict(classes=classes,
+                         targets=PROXY_TARGETS[like]._asdict(),
                          groups=groups.tolist(), sizes=dict(sizes))
     for split in ('train', 'val'):
         renderer = SceneRenderer(image_size, digits.images[pools[split]],
-                                 digits.target[pools[split]])
+                                 digits.target[pools[split]],
+                                 glyph_scale=scale)
         labels = sampler.sample(sizes[split], rng)
         os.makedirs(osp.join(out_dir, 'images', split), exist_ok=True)
         paths = []

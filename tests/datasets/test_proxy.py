@@ -7,12 +7,14 @@ import pytest
 from PIL import Image
 
 from spml_mm.datasets import observe_uniform
-from spml_mm.datasets.proxy import (CLASS_GLYPHS, DISTRACTOR_GLYPHS,
-                                    PROXY_TARGETS, class_frequencies,
-                                    class_name, format_proxy_summary,
-                                    label_statistics, make_proxy_dataset,
-                                    proxy_groups, proxy_label_sampler,
-                                    split_sizes)
+from spml_mm.datasets.proxy import (CLASS_GLYPHS, CLASS_SETS,
+                                    CLASS_TEXTURES, DISTRACTOR_GLYPHS,
+                                    PROXY_TARGETS, TEXTURE_FAMILIES,
+                                    class_frequencies, class_name,
+                                    format_proxy_summary, label_statistics,
+                                    make_proxy_dataset, proxy_groups,
+                                    proxy_label_sampler, split_sizes,
+                                    texture_pattern)
 
 
 def within(measured, target, tolerance=0.05):
@@ -30,12 +32,39 @@ def test_class_frequencies_span_the_targets_and_sum_to_the_positives(like):
     assert (np.diff(freq) < 0).all()
 
 
-def test_glyph_classes_are_distinct_and_distractors_belong_to_none():
-    for like, glyphs in CLASS_GLYPHS.items():
+@pytest.mark.parametrize('classes', sorted(CLASS_SETS))
+def test_classes_are_distinct_and_distractors_belong_to_none(classes):
+    for like, glyphs in CLASS_SETS[classes].items():
         assert len(glyphs) == PROXY_TARGETS[like].num_classes
         names = [class_name(g) for g in glyphs]
         assert len(set(names)) == len(names)
         assert not set(glyphs) & set(DISTRACTOR_GLYPHS[like])
+
+
+def test_texture_classes_are_families_in_colours():
+    # VOC-like: every family in two colours; COCO-like: in eight
+    assert class_name(CLASS_TEXTURES['voc'][0]) == 'stripes_red'
+    assert class_name(CLASS_TEXTURES['voc'][10]) == 'stripes_cyan'
+    for like, count in (('voc', 2), ('coco', 8)):
+        families = [g.split(':')[1] for g in CLASS_TEXTURES[like]]
+        assert all(families.count(f) == count for f in TEXTURE_FAMILIES)
+
+
+@pytest.mark.parametrize('family', TEXTURE_FAMILIES)
+def test_every_texture_family_is_a_two_colour_pattern_of_its_period(
+        family):
+    rng = np.random.RandomState(0)
+    small = texture_pattern(family, 60, 80, 10., 0.3, rng)
+    large = texture_pattern(family, 60, 80, 20., 0.3, rng)
+    assert small.shape == (60, 80) and small.dtype == bool
+    for pattern in (small, large):
+        assert 0.1 < pattern.mean() < 0.9
+    # a shorter period alternates more often along a row
+    changes = [np.abs(np.diff(p.astype(int), axis=1)).sum()
+               for p in (small, large)]
+    assert changes[0] > changes[1]
+    with pytest.raises(ValueError, match='unknown texture family'):
+        texture_pattern('plaid', 8, 8, 4., 0., rng)
 
 
 @pytest.mark.parametrize('like,num_images', [('voc', 500), ('coco', 1250)])
@@ -107,7 +136,8 @@ def test_written_proxy_meets_the_targets_and_the_interchange_format(
             assert image.size == (64, 64) and image.mode == 'RGB'
     assert summary['protocol'] == dict(train=400, val=100, test=500)
     classes = open(osp.join(root, 'classes.txt')).read().split()
-    assert classes[:2] == ['upper_A', 'upper_B'] and len(classes) == 20
+    assert classes[:2] == ['stripes_red', 'checker_red']
+    assert len(classes) == 20 and summary['classes'] == 'textures'
     text = format_proxy_summary('voc', summary)
     assert 'avg_positives           1.4600' in text
 
@@ -135,3 +165,14 @@ def test_generation_is_deterministic_in_its_seed(tmp_path):
     for name in ('formatted_train_labels.npy', 'images/val/val_000003.jpg'):
         assert read(name, 'a') == read(name, 'b')
         assert read(name, 'a') != read(name, 'c')
+
+
+def test_glyph_class_set_and_unknown_sets(tmp_path):
+    summary = make_proxy_dataset(str(tmp_path / 'g'), 'voc', image_size=32,
+                                 sizes=dict(train=10, val=10),
+                                 classes='glyphs')
+    classes = (tmp_path / 'g' / 'classes.txt').read_text().split()
+    assert classes == [class_name(g) for g in CLASS_GLYPHS['voc']]
+    assert summary['classes'] == 'glyphs'
+    with pytest.raises(ValueError, match='classes must be one of'):
+        make_proxy_dataset(str(tmp_path / 'x'), 'voc', classes='emoji')

@@ -30,6 +30,17 @@ def test_a_method_without_proxy_configs_is_refused():
         accuracy.suite_config('proxy-voc', 'epr')
 
 
+def test_a_reduced_proxy_has_its_own_folder_and_config_options():
+    assert accuracy.proxy_root('proxy-voc') == 'data/proxy-voc'
+    assert accuracy.proxy_root('proxy-voc', 0.2) == 'data/proxy-voc-f0.2'
+    assert accuracy.proxy_options('proxy-voc') == []
+    assert accuracy.proxy_options('demo', 0.5) == []
+    assert accuracy.proxy_options('proxy-coco', 0.5) == [
+        f'{loader}.dataset.data_root=data/proxy-coco-f0.5'
+        for loader in ('train_dataloader', 'val_dataloader',
+                       'test_dataloader')]
+
+
 def test_demo_suite_keeps_the_demo_configs():
     assert accuracy.suite_config('demo', 'gr') == \
         'configs/grloss/grloss_vgg11bn_demo.py'

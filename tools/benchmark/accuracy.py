@@ -90,16 +90,35 @@ def suite_config(suite, method, regime='linear'):
     return 'configs/' + PROXY_CONFIGS[method].format(infix, suite[6:])
 
 
-def prepare_suite(suite, regime):
+def proxy_root(suite, fraction=1.):
+    """Data folder of a proxy suite, at ``fraction`` of its default size."""
+    return f'data/{suite}' if fraction == 1 else f'data/{suite}-f{fraction:g}'
+
+
+def proxy_options(suite, fraction=1.):
+    """``--cfg-options`` that point a proxy config at a reduced proxy."""
+    if suite == 'demo' or fraction == 1:
+        return []
+    return [f'{loader}.dataset.data_root={proxy_root(suite, fraction)}'
+            for loader in ('train_dataloader', 'val_dataloader',
+                           'test_dataloader')]
+
+
+def prepare_suite(suite, regime, fraction=1.):
     """Make a proxy's data and (linear regime) feature cache if missing."""
     if suite == 'demo':
         if not osp.isfile(
                 osp.join(REPO, 'data/demo/formatted_val_labels.npy')):
             run([sys.executable, 'tools/make_demo_data.py'])
         return
-    root = osp.join(REPO, 'data', suite)
+    root = osp.join(REPO, proxy_root(suite, fraction))
     if not osp.isfile(osp.join(root, 'formatted_val_labels_obs.npy')):
-        run([sys.executable, 'tools/make_proxy_data.py', *PROXY_DATA[suite],
+        data = list(PROXY_DATA[suite])
+        if fraction != 1:  # a share of the suite's own size
+            default = float(data[data.index('--fraction') + 1]) \
+                if '--fraction' in data else 1.
+            data = data[:2] + ['--fraction', f'{default * fraction:g}']
+        run([sys.executable, 'tools/make_proxy_data.py', *data,
              '--out-dir', root])
     if regime == 'linear':
         from mmengine.config import Config
@@ -167,10 +186,11 @@ def summarize(results, methods):
 
 
 def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
-                  output='accuracy'):
+                  output='accuracy', title=None):
     """The table, plot and page; ``before`` (rows of an earlier run) adds
-    its mean and std and the change of the mean per method. ``suite`` names
-    the data in the text, ``output`` the output files."""
+    its mean and std and the change of the mean per method. ``suite`` (or
+    ``title``) names the data in the text, ``output`` the output files."""
+    title = title or SUITE_TITLES[suite]
     extra = ' {} (%) | change |'.format(before[0]) if before else ''
     lines = [
         '| method | test mAP (%) | spread (std) | seeds | share of AN-to-full '
@@ -193,7 +213,7 @@ def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
     note = ' (quick mode: 2 epochs on 96 images; not meaningful)' if quick \
         else ''
     md = '\n'.join([
-        f'{SUITE_TITLES[suite]}, test mAP of the best validation epoch{note}; '
+        f'{title}, test mAP of the best validation epoch{note}; '
         'mean and population standard deviation over the seeds.', '',
         *lines, '', f'Command: `{command}`', '',
         f'Machine: {machine_summary()}', '', f'![accuracy]({output}.png)', ''
@@ -213,7 +233,7 @@ def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
     low = min(rows[n]['mean'] - rows[n]['std'] for n in names)
     ax.set_ylim(max(0, low - 5), 100)
     ax.set_ylabel('test mAP (%)')
-    ax.set_title(f'SPML methods, {SUITE_TITLES[suite]} (mean and std over '
+    ax.set_title(f'SPML methods, {title} (mean and std over '
                  'seeds)')
     plt.setp(ax.get_xticklabels(), rotation=20, ha='right')
     fig.tight_layout()
@@ -229,6 +249,10 @@ def main():
                         choices=['linear', 'finetune'],
                         help='proxy suites: frozen backbone on cached '
                         'features, or the whole network fine-tuned')
+    parser.add_argument('--fraction', type=float, default=1.,
+                        help='proxy suites, fine-tuned regime: train and test '
+                        'on a proxy of this share of the suite\'s size '
+                        '(written to data/<suite>-f<fraction>)')
     parser.add_argument('--lr-search', nargs='+', type=float, metavar='LR',
                         help='train the first seed at each learning rate and '
                         'report the best validation mAP per method (the '
@@ -255,11 +279,16 @@ def main():
     out_dir = args.out_dir or (args.work_root if args.quick else osp.join(
         REPO, 'docs', 'results'))
     os.makedirs(out_dir, exist_ok=True)
-    prepare_suite(args.suite, args.regime)
+    if args.fraction != 1 and (args.suite == 'demo'
+                               or args.regime == 'linear'):
+        parser.error('--fraction applies to the proxy suites in the '
+                     'finetune regime')
+    prepare_suite(args.suite, args.regime, args.fraction)
+    reduced = '' if args.fraction == 1 else f'-f{args.fraction:g}'
     name = 'accuracy' if args.suite == 'demo' else \
-        f'accuracy_{args.suite}_{args.regime}'
+        f'accuracy_{args.suite}_{args.regime}{reduced}'
     work_root = args.work_root if args.suite == 'demo' else osp.join(
-        args.work_root, f'{args.suite}_{args.regime}')
+        args.work_root, f'{args.suite}_{args.regime}{reduced}')
     if args.lr_search:
         lr_search(args, name, out_dir, work_root)
         return
@@ -277,6 +306,7 @@ def main():
         work_dir = osp.join(work_root, method, f'seed{seed}')
         options = [*QUICK_OPTIONS, *QUICK_METHOD_OPTIONS.get(method, [])
                    ] if args.quick else []
+        options += proxy_options(args.suite, args.fraction)
         mAP, seconds = train_and_test(
             suite_config(args.suite, method, args.regime), work_dir, seed,
             options)
@@ -291,8 +321,10 @@ def main():
     if args.compare:
         with open(args.compare[0]) as f:
             before = (args.compare[1], summarize(json.load(f), args.methods))
+    title = SUITE_TITLES[args.suite] + (
+        f', at {args.fraction:g} of its size' if reduced else '')
     write_outputs(summarize(results, args.methods), out_dir, command,
-                  args.quick, before, args.suite, name)
+                  args.quick, before, args.suite, name, title)
     if not args.quick and args.suite == 'demo':
         render_results_page(osp.join(REPO, 'docs'))
 
