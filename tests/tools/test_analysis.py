@@ -161,3 +161,20 @@ def test_pseudo_label_curve_of_a_training_run(em_apl_run, tmp_path):
     log.write_text('Epoch(train) [1][4/4]  loss: 0.5\n')
     with pytest.raises(ValueError, match='no "Pseudo-labels'):
         pseudo_label_curve.read_curves(str(log))
+
+
+def test_linear_probe_separates_separable_features_and_learns_from_labels():
+    import linear_probe
+    g = torch.Generator().manual_seed(0)
+    # features that carry each class's presence in its own coordinate
+    y = (torch.rand(300, 4, generator=g) < 0.3).float()
+    x = torch.cat([y * 3 + torch.randn(300, 4, generator=g) * 0.5,
+                   torch.randn(300, 6, generator=g)], 1)
+    maps = linear_probe.probe(x[:200], y[:200], x[200:], y[200:], [1, 20],
+                              lr=1e-2, batch_size=16)
+    assert set(maps) == {1, 20} and maps[20] > 95
+    # labels that are noise: no better than chance (prevalence ~30%)
+    noise = (torch.rand(200, 4, generator=g) < 0.3).float()
+    chance = linear_probe.probe(x[:200], noise, x[200:], y[200:], [20],
+                                lr=1e-2, batch_size=16)
+    assert chance[20] < 60
