@@ -51,3 +51,15 @@ def test_best_val_map_ignores_the_test_lines():
            'Epoch(val) [2][18/18]    spml/mAP: 26.1830  data_time: 0.02\n'
            'Epoch(test) [91/91]    spml/mAP: 99.0000\n')
     assert accuracy.best_val_map(log) == 26.183
+
+
+@pytest.mark.parametrize('args', [['--suite', 'demo'],
+                                  ['--suite', 'proxy-voc']])
+def test_fraction_is_refused_outside_the_fine_tuned_proxies(args):
+    import subprocess
+    proc = subprocess.run(
+        [sys.executable, 'tools/benchmark/accuracy.py', *args,
+         '--fraction', '0.5'], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert '--fraction applies to the proxy suites in the finetune regime' \
+        in proc.stderr

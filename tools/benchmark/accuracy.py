@@ -289,8 +289,10 @@ def main():
         f'accuracy_{args.suite}_{args.regime}{reduced}'
     work_root = args.work_root if args.suite == 'demo' else osp.join(
         args.work_root, f'{args.suite}_{args.regime}{reduced}')
+    title = SUITE_TITLES[args.suite] + (
+        f', at {args.fraction:g} of its size' if reduced else '')
     if args.lr_search:
-        lr_search(args, name, out_dir, work_root)
+        lr_search(args, name, out_dir, work_root, title)
         return
 
     json_path = osp.join(out_dir, f'{name}.json')
@@ -321,15 +323,13 @@ def main():
     if args.compare:
         with open(args.compare[0]) as f:
             before = (args.compare[1], summarize(json.load(f), args.methods))
-    title = SUITE_TITLES[args.suite] + (
-        f', at {args.fraction:g} of its size' if reduced else '')
     write_outputs(summarize(results, args.methods), out_dir, command,
                   args.quick, before, args.suite, name, title)
     if not args.quick and args.suite == 'demo':
         render_results_page(osp.join(REPO, 'docs'))
 
 
-def lr_search(args, name, out_dir, work_root):
+def lr_search(args, name, out_dir, work_root, title):
     """Best validation mAP per method and learning rate (first seed),
     resumable through ``<name>_lr_search.json``; the table marks each
     method's best rate."""
@@ -348,7 +348,8 @@ def lr_search(args, name, out_dir, work_root):
         start = time.time()
         out = run([sys.executable, 'tools/train.py', config, '--work-dir',
                    work_dir, '--cfg-options', f'randomness.seed={seed}',
-                   f'optim_wrapper.optimizer.lr={lr}'])
+                   f'optim_wrapper.optimizer.lr={lr}',
+                   *proxy_options(args.suite, args.fraction)])
         found.setdefault(method, {})[f'{lr:g}'] = dict(
             val_mAP=best_val_map(out), seconds=time.time() - start)
         with open(json_path, 'w') as f:
@@ -368,7 +369,7 @@ def lr_search(args, name, out_dir, work_root):
                      ' | '.join('-' if c is None else f'{c:.2f}'
                                 for c in cells) + f' | {best[1]:g} |')
     md = '\n'.join([
-        f'{SUITE_TITLES[args.suite]}, {args.regime} regime: best validation '
+        f'{title}, {args.regime} regime: best validation '
         f'mAP over the epochs per learning rate (seed {seed}; the test set '
         'is not used).', '', *lines, '',
         'Command: `python tools/benchmark/accuracy.py ' +
