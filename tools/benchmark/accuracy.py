@@ -253,6 +253,10 @@ def main():
                         help='proxy suites, fine-tuned regime: train and test '
                         'on a proxy of this share of the suite\'s size '
                         '(written to data/<suite>-f<fraction>)')
+    parser.add_argument('--cfg-options', nargs='+', default=[],
+                        metavar='KEY=VALUE',
+                        help='passed to every training and test, e.g. the '
+                        'learning rate a --lr-search chose')
     parser.add_argument('--lr-search', nargs='+', type=float, metavar='LR',
                         help='train the first seed at each learning rate and '
                         'report the best validation mAP per method (the '
@@ -308,7 +312,8 @@ def main():
         work_dir = osp.join(work_root, method, f'seed{seed}')
         options = [*QUICK_OPTIONS, *QUICK_METHOD_OPTIONS.get(method, [])
                    ] if args.quick else []
-        options += proxy_options(args.suite, args.fraction)
+        options += proxy_options(args.suite, args.fraction) + \
+            args.cfg_options
         mAP, seconds = train_and_test(
             suite_config(args.suite, method, args.regime), work_dir, seed,
             options)
