@@ -41,8 +41,10 @@ def image_paths(cfg: Config) -> list:
 
 
 @torch.no_grad()
-def extract(cfg: Config, paths: list, batch_size: int) -> tuple:
-    """Features of each image and of its mirror image, (N, D) each."""
+def extract(cfg: Config, paths: list, batch_size: int,
+            mirror: bool = True) -> tuple:
+    """Features of each image and of its mirror image (None without
+    ``mirror``), (N, D) each."""
     from mmcv.transforms import Compose
     from mmpretrain.registry import MODELS
     model_cfg = cfg.model.copy()
@@ -60,11 +62,13 @@ def extract(cfg: Config, paths: list, batch_size: int) -> tuple:
         ])
         inputs = model.data_preprocessor(batch, False)['inputs']
         features.append(model.extract_feat(inputs)[-1].numpy())
-        flipped.append(model.extract_feat(inputs.flip(-1))[-1].numpy())
+        if mirror:
+            flipped.append(model.extract_feat(inputs.flip(-1))[-1].numpy())
         for _ in range(len(batch['inputs'])):
             progress.update()
     print()
-    return np.concatenate(features), np.concatenate(flipped)
+    return np.concatenate(features), (np.concatenate(flipped)
+                                      if mirror else None)
 
 
 def main():

@@ -15,40 +15,16 @@ Example:
 """
 import argparse
 import os.path as osp
+import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from mmcv.transforms import Compose
 from mmengine.config import Config
-from mmengine.dataset import pseudo_collate
 from mmengine.registry import init_default_scope
-from mmengine.utils import ProgressBar
 
-
-@torch.no_grad()
-def features(cfg: Config, paths: list, batch_size: int = 64) -> torch.Tensor:
-    """Pooled features (N, D) of the images through the config's model."""
-    from mmpretrain.registry import MODELS
-    model_cfg = cfg.model.copy()
-    model_cfg.setdefault('data_preprocessor', cfg.get('data_preprocessor'))
-    model = MODELS.build(model_cfg)
-    model.init_weights()
-    model.eval()
-    pipeline = Compose(cfg.test_dataloader.dataset.pipeline)
-    out = []
-    progress = ProgressBar(len(paths))
-    for start in range(0, len(paths), batch_size):
-        batch = pseudo_collate([
-            pipeline(dict(img_path=path, sample_idx=start + i))
-            for i, path in enumerate(paths[start:start + batch_size])
-        ])
-        inputs = model.data_preprocessor(batch, False)['inputs']
-        out.append(model.extract_feat(inputs)[-1])
-        for _ in range(len(inputs)):
-            progress.update()
-    print()
-    return torch.cat(out)
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+from cache_features import extract  # noqa: E402
 
 
 def probe(x: torch.Tensor, target: torch.Tensor, x_test: torch.Tensor,
@@ -92,9 +68,9 @@ def main():
         return np.load(osp.join(args.data_root, f'formatted_{split}_{name}'
                                 '.npy'))
 
-    x, x_test = (features(cfg, [
+    x, x_test = (torch.from_numpy(extract(cfg, [
         osp.join(args.data_root, 'images', p) for p in load(split, 'images')
-    ]) for split in ('train', 'val'))
+    ], 64, mirror=False)[0]) for split in ('train', 'val'))
     y_test = torch.from_numpy(load('val', 'labels')).float()
     targets = dict(full=load('train', 'labels'),
                    AN=load('train', 'labels_obs').clip(min=0))
