@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
 from ..label_bank import PSEUDO_NEGATIVE
-from .value_and_grad import differentiable
+from .value_and_grad import differentiable, indicator
 
 
 def em_value_and_grad(z: torch.Tensor,
@@ -133,9 +133,7 @@ class EMLoss(nn.Module):
                 raise ValueError(
                     'pseudo_label and soft_label must both be given with the '
                     f'shape of the logits {tuple(cls_score.shape)}')
-            # a 0/1 float mask, written by the comparison at no extra pass
-            negative = torch.eq(pseudo_label, PSEUDO_NEGATIVE,
-                                out=cls_score.new_empty(
-                                    cls_score.shape, dtype=torch.float))
+            negative = indicator(torch.eq, pseudo_label, PSEUDO_NEGATIVE,
+                                 target)
         return em_loss(cls_score, target, self.alpha, self.beta, negative,
                        soft_label, observed_negative)

@@ -5,7 +5,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
-from .value_and_grad import differentiable
+from .value_and_grad import differentiable, indicator
 
 
 def theorem_5_4_lambda_neg(lambda_pos: float, avg_positives: float,
@@ -71,7 +71,7 @@ def lasd_value_and_grad(z: torch.Tensor,
     q, log_q = 1 - p, log_p - z  # log(1 - p) = log p - z
     # entries are chosen with 0/1 weights (torch.lerp is exact at 0 and 1)
     s = s.to(z.dtype)
-    disambiguated = torch.gt(p, tau, out=torch.empty_like(p))  # [p > tau]
+    disambiguated = indicator(torch.gt, p, tau, p)  # [p > tau]
     positive = torch.maximum(s, disambiguated)
     if n is not None:
         positive.masked_fill_(n, 0.)

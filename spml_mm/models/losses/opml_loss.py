@@ -6,7 +6,7 @@ import torch.nn as nn
 from mmpretrain.registry import MODELS
 
 from ..label_bank import PSEUDO_POSITIVE
-from .value_and_grad import differentiable
+from .value_and_grad import differentiable, indicator
 
 
 def _log_offset_sum_exp(offset: float, x: torch.Tensor, weight: torch.Tensor,
@@ -32,11 +32,6 @@ def _log_offset_sum_exp(offset: float, x: torch.Tensor, weight: torch.Tensor,
 
 #: how far below the row's logits the shift pushes an entry of weight 0
 _EXCLUDED = 1e30
-
-
-def _equal(y: torch.Tensor, value: float) -> torch.Tensor:
-    """``[y == value]`` in y's dtype, written by the comparison itself."""
-    return torch.eq(y, value, out=torch.empty_like(y))
 
 
 def _lower_gram(a: torch.Tensor) -> torch.Tensor:
@@ -128,8 +123,11 @@ def opml_value_and_grad(z: torch.Tensor,
         # y where it is 1 (lerp is exact at 0 and 1) or an observed negative
         y = torch.lerp(soft, y, y) if n is None else torch.where(
             (y > 0) | n, y, soft)
-    negative, d_negative = _log_offset_sum_exp(alpha, z, 1 - y, _equal(y, 1))
-    positive, d_positive = _log_offset_sum_exp(beta, -z, y, _equal(y, 0))
+    # weight 1 - y is 0 where y = 1, weight y where y = 0
+    negative, d_negative = _log_offset_sum_exp(
+        alpha, z, 1 - y, indicator(torch.eq, y, 1, y))
+    positive, d_positive = _log_offset_sum_exp(
+        beta, -z, y, indicator(torch.eq, y, 0, y))
     value = (negative + positive).mean()
     grad = d_negative.sub_(d_positive).div_(len(z))
     if rank_weight > 0:
@@ -265,8 +263,8 @@ class OPMLLoss(nn.Module):
                     'pseudo_label must have the shape of the logits '
                     f'{tuple(cls_score.shape)}, got '
                     f'{tuple(pseudo_label.shape)}')
-            corrected = torch.eq(pseudo_label, PSEUDO_POSITIVE,
-                                 out=torch.empty_like(label))
+            corrected = indicator(torch.eq, pseudo_label, PSEUDO_POSITIVE,
+                                  label)
             if observed_negative is not None:
                 corrected.masked_fill_(observed_negative, 0.)
             label = label.maximum(corrected)

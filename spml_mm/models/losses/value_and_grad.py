@@ -40,6 +40,18 @@ class _LossFromGradient(torch.autograd.Function):
         return grad * grad_output.to(grad.dtype), None, None
 
 
+def indicator(compare: Callable, x: torch.Tensor, value: float,
+              like: torch.Tensor) -> torch.Tensor:
+    """``[compare(x, value)]`` as 0/1 in the dtype of ``like``, written by
+    the comparison itself (a boolean mask and a cast would cost two slow
+    passes on the CPU). The losses choose entries with such weights.
+
+    Example:
+        >>> above = indicator(torch.gt, p, 0.9, p)  # [p > 0.9]
+    """
+    return compare(x, value, out=torch.empty_like(like))
+
+
 def differentiable(value_and_grad: ValueAndGrad) -> Callable:
     """The loss ``f(z, *args)`` of ``value_and_grad(z, *args) -> (value,
     grad)``, differentiable in ``z`` (the other arguments are constants).
