@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 import torch
-from mmengine.config import Config
+from mmengine.config import Config, DictAction
 from mmengine.dataset import pseudo_collate
 from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
@@ -79,10 +79,15 @@ def main():
     parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument('--threads', type=int, default=None,
                         help='torch CPU threads (default: torch decides)')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+                        help='override config settings, e.g. the datasets\' '
+                        'data_root')
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     cfg = Config.fromfile(args.config)
+    if args.cfg_options:
+        cfg.merge_from_dict(args.cfg_options)
     out = args.out or cfg.get('feature_cache')
     if out is None:
         parser.error('the config names no feature_cache: give --out')

@@ -53,13 +53,48 @@ def test_best_val_map_ignores_the_test_lines():
     assert accuracy.best_val_map(log) == 26.183
 
 
-@pytest.mark.parametrize('args', [['--suite', 'demo'],
-                                  ['--suite', 'proxy-voc']])
-def test_fraction_is_refused_outside_the_fine_tuned_proxies(args):
+def test_a_reduced_linear_proxy_reads_its_own_feature_cache():
+    cache = 'data/proxy-voc-f0.2/features/efficientnet-lite0_128px.npz'
+    assert accuracy.feature_cache('proxy-voc', 0.2) == cache
+    assert accuracy.feature_cache('proxy-voc') == \
+        'data/proxy-voc/features/efficientnet-lite0_128px.npz'
+    # LASD's train pipeline loads the cache inside MultiView's two branches
+    options = accuracy.proxy_options(
+        'proxy-voc', 0.2, 'configs/lasd/efficientnet-lite0-linear_proxy-voc.py')
+    assert options[3:] == [
+        f'train_dataloader.dataset.pipeline.0.transforms.{i}.0.cache_file='
+        f'{cache}' for i in (0, 1)] + [
+        f'{loader}_dataloader.dataset.pipeline.0.cache_file={cache}'
+        for loader in ('val', 'test')]
+    # the fine-tuned configs read images only
+    assert accuracy.proxy_options(
+        'proxy-voc', 0.2, 'configs/lasd/efficientnet-lite0_proxy-voc.py') == \
+        accuracy.proxy_options('proxy-voc', 0.2)
+
+
+def test_cache_options_reach_every_loader_through_train_py_parsing():
+    """The options, parsed as tools/train.py parses them, leave no
+    LoadCachedFeatures of the data loaders on the full proxy's cache."""
+    import argparse
+
+    from mmengine.config import Config, DictAction
+    config = 'configs/lasd/efficientnet-lite0-linear_proxy-coco.py'
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+    cfg = Config.fromfile(osp.join(REPO, config))
+    cfg.merge_from_dict(parser.parse_args(
+        ['--cfg-options', *accuracy.proxy_options('proxy-coco', 0.5, config)
+         ]).cfg_options)
+    text = str({k: cfg[k] for k in accuracy.LOADERS})
+    assert 'data/proxy-coco/' not in text
+    assert text.count("'data/proxy-coco-f0.5/features/") == 4
+    assert text.count("'data/proxy-coco-f0.5'") == 3
+
+
+def test_fraction_is_refused_on_the_demo_suite():
     import subprocess
     proc = subprocess.run(
-        [sys.executable, 'tools/benchmark/accuracy.py', *args,
+        [sys.executable, 'tools/benchmark/accuracy.py', '--suite', 'demo',
          '--fraction', '0.5'], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2
-    assert '--fraction applies to the proxy suites in the finetune regime' \
-        in proc.stderr
+    assert '--fraction applies to the proxy suites' in proc.stderr

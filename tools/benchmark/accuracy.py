@@ -66,6 +66,7 @@ PROXY_DATA = {
     'proxy-voc': ['--like', 'voc'],
     'proxy-coco': ['--like', 'coco', '--fraction', '0.1'],
 }
+LOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
 SUITE_TITLES = {
     'demo': 'Demo dataset',
     'proxy-voc': 'VOC-like proxy',
@@ -95,13 +96,50 @@ def proxy_root(suite, fraction=1.):
     return f'data/{suite}' if fraction == 1 else f'data/{suite}-f{fraction:g}'
 
 
-def proxy_options(suite, fraction=1.):
-    """``--cfg-options`` that point a proxy config at a reduced proxy."""
+def proxy_options(suite, fraction=1., config=None):
+    """``--cfg-options`` that point a proxy config at a reduced proxy (and,
+    for a linear-regime ``config``, at that proxy's feature cache)."""
     if suite == 'demo' or fraction == 1:
         return []
-    return [f'{loader}.dataset.data_root={proxy_root(suite, fraction)}'
-            for loader in ('train_dataloader', 'val_dataloader',
-                           'test_dataloader')]
+    options = [f'{loader}.dataset.data_root={proxy_root(suite, fraction)}'
+               for loader in LOADERS]
+    if config is not None and '-linear' in config:
+        options += cache_file_options(config,
+                                      feature_cache(suite, fraction))
+    return options
+
+
+def feature_cache(suite, fraction=1.):
+    """The feature cache of a proxy suite: the configs' file, or the same
+    name under a reduced proxy's folder."""
+    from mmengine.config import Config
+    default = Config.fromfile(
+        osp.join(REPO, suite_config(suite, 'an', 'finetune'))).feature_cache
+    if fraction == 1:
+        return default
+    return osp.join(proxy_root(suite, fraction), 'features',
+                    osp.basename(default))
+
+
+def cache_file_options(config, cache):
+    """``--cfg-options`` setting every ``cache_file`` of a config's data
+    loaders (``LoadCachedFeatures``, at any depth of the pipelines)."""
+    from mmengine.config import Config
+    cfg = Config.fromfile(osp.join(REPO, config)).to_dict()
+    options = []
+
+    def visit(node, path):
+        items = node.items() if isinstance(node, dict) else enumerate(
+            node) if isinstance(node, (list, tuple)) else ()
+        for key, value in items:
+            if key == 'cache_file':
+                options.append(f'{path}cache_file={cache}')
+            else:
+                visit(value, f'{path}{key}.')
+
+    for loader in LOADERS:
+        visit(cfg[loader], f'{loader}.')
+    return options
 
 
 def prepare_suite(suite, regime, fraction=1.):
@@ -120,16 +158,16 @@ def prepare_suite(suite, regime, fraction=1.):
             data = data[:2] + ['--fraction', f'{default * fraction:g}']
         run([sys.executable, 'tools/make_proxy_data.py', *data,
              '--out-dir', root])
-    if regime == 'linear':
-        from mmengine.config import Config
-        config = suite_config(suite, 'an', 'finetune')
-        cache = Config.fromfile(osp.join(REPO, config)).feature_cache
-        if not osp.isfile(osp.join(REPO, cache)):
-            if not osp.isfile(osp.join(
-                    REPO, 'checkpoints/efficientnet-lite0_timm.pth')):
-                run([sys.executable, 'tools/convert_efficientnet_lite.py'])
-            run([sys.executable, 'tools/cache_features.py', config,
-                 '--threads', '1'])
+    cache = feature_cache(suite, fraction)
+    if regime == 'linear' and not osp.isfile(osp.join(REPO, cache)):
+        if not osp.isfile(osp.join(
+                REPO, 'checkpoints/efficientnet-lite0_timm.pth')):
+            run([sys.executable, 'tools/convert_efficientnet_lite.py'])
+        options = proxy_options(suite, fraction)
+        run([sys.executable, 'tools/cache_features.py',
+             suite_config(suite, 'an', 'finetune'), '--threads', '1',
+             '--out', cache] + (['--cfg-options', *options]
+                                if options else []))
 
 
 #: quick mode: 2 epochs on 96 images; the methods with an epoch-end update
@@ -250,9 +288,10 @@ def main():
                         help='proxy suites: frozen backbone on cached '
                         'features, or the whole network fine-tuned')
     parser.add_argument('--fraction', type=float, default=1.,
-                        help='proxy suites, fine-tuned regime: train and test '
-                        'on a proxy of this share of the suite\'s size '
-                        '(written to data/<suite>-f<fraction>)')
+                        help='proxy suites: train and test on a proxy of this '
+                        'share of the suite\'s size (written to '
+                        'data/<suite>-f<fraction>, with its own feature '
+                        'cache)')
     parser.add_argument('--cfg-options', nargs='+', default=[],
                         metavar='KEY=VALUE',
                         help='passed to every training and test, e.g. the '
@@ -283,10 +322,8 @@ def main():
     out_dir = args.out_dir or (args.work_root if args.quick else osp.join(
         REPO, 'docs', 'results'))
     os.makedirs(out_dir, exist_ok=True)
-    if args.fraction != 1 and (args.suite == 'demo'
-                               or args.regime == 'linear'):
-        parser.error('--fraction applies to the proxy suites in the '
-                     'finetune regime')
+    if args.fraction != 1 and args.suite == 'demo':
+        parser.error('--fraction applies to the proxy suites')
     prepare_suite(args.suite, args.regime, args.fraction)
     reduced = '' if args.fraction == 1 else f'-f{args.fraction:g}'
     name = 'accuracy' if args.suite == 'demo' else \
@@ -312,11 +349,10 @@ def main():
         work_dir = osp.join(work_root, method, f'seed{seed}')
         options = [*QUICK_OPTIONS, *QUICK_METHOD_OPTIONS.get(method, [])
                    ] if args.quick else []
-        options += proxy_options(args.suite, args.fraction) + \
+        config = suite_config(args.suite, method, args.regime)
+        options += proxy_options(args.suite, args.fraction, config) + \
             args.cfg_options
-        mAP, seconds = train_and_test(
-            suite_config(args.suite, method, args.regime), work_dir, seed,
-            options)
+        mAP, seconds = train_and_test(config, work_dir, seed, options)
         results.setdefault(method, {})[str(seed)] = dict(
             mAP=mAP, seconds=seconds)
         with open(json_path, 'w') as f:
@@ -354,7 +390,7 @@ def lr_search(args, name, out_dir, work_root, title):
         out = run([sys.executable, 'tools/train.py', config, '--work-dir',
                    work_dir, '--cfg-options', f'randomness.seed={seed}',
                    f'optim_wrapper.optimizer.lr={lr}',
-                   *proxy_options(args.suite, args.fraction)])
+                   *proxy_options(args.suite, args.fraction, config)])
         found.setdefault(method, {})[f'{lr:g}'] = dict(
             val_mAP=best_val_map(out), seconds=time.time() - start)
         with open(json_path, 'w') as f:
