@@ -29,3 +29,34 @@ def test_comparison_columns_give_the_change_of_the_mean(tmp_path):
         in text
     assert '| GR | 94.00 | 1.00 | 2 | 87% | 10 | - | - |' in text
     assert (tmp_path / 'accuracy.png').is_file()
+
+
+def test_searched_rates_are_each_methods_best_validation_map(tmp_path):
+    found = {'an': {'0.0001': dict(val_mAP=30.), '0.001': dict(val_mAP=36.),
+                    '0.01': dict(val_mAP=35.)},
+             'opml': {'0.01': dict(val_mAP=20.), '0.1': dict(val_mAP=21.)},
+             'gr': {}}
+    assert accuracy.chosen_lrs(found) == {'an': 1e-3, 'opml': 0.1}
+    results = dict(an={'0': dict(mAP=80., seconds=1., lr=1e-3)},
+                   full={'0': dict(mAP=90., seconds=1.)},
+                   opml={'0': dict(mAP=85., seconds=1., lr=0.1)})
+    accuracy.write_outputs(accuracy.summarize(results, list(results)),
+                           str(tmp_path), 'cmd', False, output='x',
+                           runs=results)
+    assert ("Learning rates, each method's best validation mAP of "
+            '`x_lr_search.md`: AN 0.001; OPML 0.1.') in \
+        (tmp_path / 'x.md').read_text()
+
+
+def test_searched_lr_needs_a_search_of_every_method(tmp_path):
+    import json
+    import subprocess
+    (tmp_path / 'accuracy_proxy-voc_linear_lr_search.json').write_text(
+        json.dumps({'an': {'0.001': dict(val_mAP=36.)}}))
+    proc = subprocess.run(
+        [sys.executable, 'tools/benchmark/accuracy.py', '--suite',
+         'proxy-voc', '--methods', 'an', 'gr', '--searched-lr', '--out-dir',
+         str(tmp_path)], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert '--searched-lr: gr not in' in proc.stderr
+    assert 'run --lr-search first' in proc.stderr

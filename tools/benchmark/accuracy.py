@@ -224,10 +224,11 @@ def summarize(results, methods):
 
 
 def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
-                  output='accuracy', title=None):
+                  output='accuracy', title=None, runs=None):
     """The table, plot and page; ``before`` (rows of an earlier run) adds
     its mean and std and the change of the mean per method. ``suite`` (or
-    ``title``) names the data in the text, ``output`` the output files."""
+    ``title``) names the data in the text, ``output`` the output files;
+    ``runs`` (the results json) adds the learning rates runs were given."""
     title = title or SUITE_TITLES[suite]
     extra = ' {} (%) | change |'.format(before[0]) if before else ''
     lines = [
@@ -248,6 +249,13 @@ def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
         elif before:
             line += ' - | - |'
         lines.append(line)
+    lrs = {name: {r['lr'] for r in results.values() if 'lr' in r}
+           for name, results in (runs or {}).items()}
+    chosen = [f'{METHODS[n][0]} {", ".join(f"{lr:g}" for lr in sorted(v))}'
+              for n, v in lrs.items() if v and n in rows]
+    if chosen:
+        lines += ['', 'Learning rates, each method\'s best validation mAP '
+                  f'of `{output}_lr_search.md`: ' + '; '.join(chosen) + '.']
     note = ' (quick mode: 2 epochs on 96 images; not meaningful)' if quick \
         else ''
     md = '\n'.join([
@@ -300,6 +308,10 @@ def main():
                         help='train the first seed at each learning rate and '
                         'report the best validation mAP per method (the '
                         'test set is not used)')
+    parser.add_argument('--searched-lr', action='store_true',
+                        help='train each method at the learning rate of its '
+                        'best validation mAP in this suite\'s --lr-search '
+                        'results')
     parser.add_argument('--methods', nargs='+', choices=list(METHODS),
                         help="default: every method of the suite")
     parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
@@ -324,7 +336,6 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     if args.fraction != 1 and args.suite == 'demo':
         parser.error('--fraction applies to the proxy suites')
-    prepare_suite(args.suite, args.regime, args.fraction)
     reduced = '' if args.fraction == 1 else f'-f{args.fraction:g}'
     name = 'accuracy' if args.suite == 'demo' else \
         f'accuracy_{args.suite}_{args.regime}{reduced}'
@@ -332,6 +343,19 @@ def main():
         args.work_root, f'{args.suite}_{args.regime}{reduced}')
     title = SUITE_TITLES[args.suite] + (
         f', at {args.fraction:g} of its size' if reduced else '')
+    lrs = {}
+    if args.searched_lr:
+        searched = osp.join(out_dir, f'{name}_lr_search.json')
+        found = {}
+        if osp.isfile(searched):
+            with open(searched) as f:
+                found = json.load(f)
+        lrs = chosen_lrs(found)
+        missing = [m for m in args.methods if m not in lrs]
+        if missing:
+            parser.error(f'--searched-lr: {", ".join(missing)} not in '
+                         f'{searched}; run --lr-search first')
+    prepare_suite(args.suite, args.regime, args.fraction)
     if args.lr_search:
         lr_search(args, name, out_dir, work_root, title)
         return
@@ -352,9 +376,12 @@ def main():
         config = suite_config(args.suite, method, args.regime)
         options += proxy_options(args.suite, args.fraction, config) + \
             args.cfg_options
+        if method in lrs:
+            options.append(f'optim_wrapper.optimizer.lr={lrs[method]}')
         mAP, seconds = train_and_test(config, work_dir, seed, options)
         results.setdefault(method, {})[str(seed)] = dict(
-            mAP=mAP, seconds=seconds)
+            mAP=mAP, seconds=seconds, **({'lr': lrs[method]}
+                                         if method in lrs else {}))
         with open(json_path, 'w') as f:
             json.dump(results, f, indent=1)
         progress.update()
@@ -365,9 +392,15 @@ def main():
         with open(args.compare[0]) as f:
             before = (args.compare[1], summarize(json.load(f), args.methods))
     write_outputs(summarize(results, args.methods), out_dir, command,
-                  args.quick, before, args.suite, name, title)
+                  args.quick, before, args.suite, name, title, results)
     if not args.quick and args.suite == 'demo':
         render_results_page(osp.join(REPO, 'docs'))
+
+
+def chosen_lrs(found):
+    """Per method, the searched learning rate of the best validation mAP."""
+    return {method: float(max(runs, key=lambda lr: runs[lr]['val_mAP']))
+            for method, runs in found.items() if runs}
 
 
 def lr_search(args, name, out_dir, work_root, title):
@@ -403,12 +436,11 @@ def lr_search(args, name, out_dir, work_root, title):
         runs = found.get(method, {})
         cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in
                  args.lr_search]
-        best = max((c, lr) for c, lr in zip(cells, args.lr_search)
-                   if c is not None)
         lines.append(f'| {METHODS[method][0]} | '
                      f'`{suite_config(args.suite, method, args.regime)}` | ' +
                      ' | '.join('-' if c is None else f'{c:.2f}'
-                                for c in cells) + f' | {best[1]:g} |')
+                                for c in cells) +
+                     f' | {chosen_lrs(found)[method]:g} |')
     md = '\n'.join([
         f'{title}, {args.regime} regime: best validation '
         f'mAP over the epochs per learning rate (seed {seed}; the test set '
