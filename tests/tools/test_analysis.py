@@ -178,3 +178,32 @@ def test_linear_probe_separates_separable_features_and_learns_from_labels():
     chance = linear_probe.probe(x[:200], noise, x[200:], y[200:], [20],
                                 lr=1e-2, batch_size=16)
     assert chance[20] < 60
+
+
+def test_proxy_vs_papers_shares_against_hand_computed_values(tmp_path):
+    import json
+
+    import proxy_vs_papers
+    # papers, VOC: AN 85.89, full 89.42, GR 89.83 -> (89.83 - 85.89) / 3.53
+    voc = proxy_vs_papers.paper_shares('voc')
+    assert voc['gr'] == pytest.approx(3.94 / 3.53)
+    assert voc['em'] == pytest.approx((89.09 - 85.89) / 3.53)
+    assert 'opml' not in voc  # the papers report OPML-SP only
+    runs = {'an': {'0': dict(mAP=30., seconds=1.), '1': dict(mAP=32.,
+                                                               seconds=1.)},
+            'full': {'0': dict(mAP=41., seconds=1.)},
+            'gr': {'0': dict(mAP=36., seconds=1.)},
+            'em': {'0': dict(mAP=29., seconds=1.)}}
+    # AN's mean 31, full 41: GR closes 50%, EM -20%
+    assert proxy_vs_papers.run_shares(runs) == pytest.approx(
+        dict(gr=0.5, em=-0.2))
+    path = tmp_path / 'runs.json'
+    path.write_text(json.dumps(runs))
+    out = run_tool([PYTHON, 'tools/analysis/proxy_vs_papers.py',
+                    f'{path}=proxy, linear', '--out',
+                    str(tmp_path / 'gap.png')])
+    # COCO: GR (73.17 - 64.92) / (76.78 - 64.92), EM (70.70 - 64.92) / 11.86
+    assert '| GR | 112% | 70% | 50% |' in out
+    assert '| EM | 91% | 49% | -20% |' in out
+    assert '| OPML | - | - | - |' in out
+    assert (tmp_path / 'gap.png').stat().st_size > 10000

@@ -1,0 +1,87 @@
+"""Share of the AN-to-full gap each method closes, on benchmark runs beside
+the papers' VOC and COCO tables.
+
+For a method m the share is ``(mAP_m - mAP_AN) / (mAP_full - mAP_AN)``: 0 is
+AN's level, 1 full labels'. Each run is an ``accuracy.py`` results json
+(means over its seeds); the papers' numbers are ``results_page.REFERENCE``.
+Prints the table in Markdown and draws it as grouped bars.
+
+Example:
+    python tools/analysis/proxy_vs_papers.py \\
+        "docs/results/accuracy_proxy-voc_linear-f0.2.json=VOC-like, linear" \\
+        --out docs/results/proxy_vs_papers.png
+"""
+import argparse
+import json
+import os.path as osp
+import sys
+
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
+from accuracy import METHODS, PROXY_CONFIGS, summarize  # noqa: E402
+from reproduce_table import paper_results  # noqa: E402
+
+#: the methods compared, in the order of the proxy suites
+COMPARED = [m for m in PROXY_CONFIGS if m not in ('an', 'full')]
+
+
+def paper_shares(dataset):
+    """{method: share of the gap} of the papers' table for a dataset."""
+    paper = paper_results(dataset)
+    an, full = paper['AN'], paper[METHODS['full'][0]]
+    return {m: (paper[METHODS[m][0]] - an) / (full - an)
+            for m in COMPARED if METHODS[m][0] in paper}
+
+
+def run_shares(results):
+    """{method: share of the gap} of an accuracy.py results dict."""
+    rows = summarize(results, list(results))
+    return {m: rows[m]['gap_closed'] for m in COMPARED if m in rows}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('runs', nargs='+', metavar='JSON=LABEL',
+                        help='an accuracy.py results json and its label')
+    parser.add_argument('--out', required=True, help='the plot (.png)')
+    args = parser.parse_args()
+    series = {'paper, VOC': paper_shares('voc'),
+              'paper, COCO': paper_shares('coco')}
+    for spec in args.runs:
+        path, label = spec.split('=', 1)
+        with open(path) as f:
+            series[label] = run_shares(json.load(f))
+
+    labels = [METHODS[m][0] for m in COMPARED]
+    lines = ['| method | ' + ' | '.join(series) + ' |',
+             '| --- ' * (len(series) + 1) + '|']
+    for method, label in zip(COMPARED, labels):
+        cells = [s.get(method) for s in series.values()]
+        lines.append(f'| {label} | ' + ' | '.join(
+            '-' if c is None else f'{100 * c:.0f}%' for c in cells) + ' |')
+    print('\n'.join(lines))
+
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    import numpy as np
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    width = 0.8 / len(series)
+    for i, (name, shares) in enumerate(series.items()):
+        x = np.arange(len(COMPARED)) + (i - (len(series) - 1) / 2) * width
+        heights = [100 * shares.get(m, np.nan) for m in COMPARED]
+        ax.bar(x, heights, width, label=name,
+               hatch='//' if name.startswith('paper') else None)
+    ax.axhline(0, color='k', lw=0.8)
+    ax.axhline(100, color='k', lw=0.8, ls=':')
+    ax.set_xticks(np.arange(len(COMPARED)), labels)
+    ax.set_ylabel('share of AN-to-full gap closed (%)')
+    ax.set_title('0% = AN, 100% = full labels (dotted); means over seeds')
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=120)
+    print(f'plot: {args.out}')
+
+
+if __name__ == '__main__':
+    main()
