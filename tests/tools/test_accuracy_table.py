@@ -60,3 +60,21 @@ def test_searched_lr_needs_a_search_of_every_method(tmp_path):
     assert proc.returncode == 2
     assert '--searched-lr: gr not in' in proc.stderr
     assert 'run --lr-search first' in proc.stderr
+
+
+def test_record_keeps_the_runs_another_invocation_wrote(tmp_path):
+    import json
+    path = str(tmp_path / 'results.json')
+    accuracy.record(path, 'an', '0', dict(mAP=1.))
+    # a second invocation (e.g. LASD run in parallel) writes meanwhile
+    with open(path) as f:
+        other = json.load(f)
+    other['lasd'] = {'1': dict(mAP=2.)}
+    with open(path, 'w') as f:
+        json.dump(other, f)
+    merged = accuracy.record(path, 'an', '1', dict(mAP=3.))
+    assert merged == {'an': {'0': dict(mAP=1.), '1': dict(mAP=3.)},
+                      'lasd': {'1': dict(mAP=2.)}}
+    with open(path) as f:
+        assert json.load(f) == merged
+    assert not osp.exists(path + '.tmp')

@@ -179,6 +179,22 @@ QUICK_METHOD_OPTIONS = {
 }
 
 
+def record(json_path, method, key, entry):
+    """Add one run to a results json and return the whole file: read just
+    before writing, so that runs of other invocations on the same file
+    (e.g. methods run in parallel) are kept; written to a temporary file
+    and renamed, so an interrupted write leaves the previous file."""
+    results = {}
+    if osp.isfile(json_path):
+        with open(json_path) as f:
+            results = json.load(f)
+    results.setdefault(method, {})[key] = entry
+    with open(json_path + '.tmp', 'w') as f:
+        json.dump(results, f, indent=1)
+    os.replace(json_path + '.tmp', json_path)
+    return results
+
+
 def run(cmd):
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -321,7 +337,8 @@ def main():
     parser.add_argument('--out-dir', default=None,
                         help='defaults to docs/results (quick: the work root)')
     parser.add_argument('--rerun', action='store_true',
-                        help='ignore results already in the json file')
+                        help='run the requested methods and seeds again, '
+                        'replacing their results in the json file')
     parser.add_argument('--compare', nargs=2, metavar=('JSON', 'LABEL'),
                         help='add the means of an earlier run (its '
                         'accuracy.json) under LABEL, with the change')
@@ -379,11 +396,9 @@ def main():
         if method in lrs:
             options.append(f'optim_wrapper.optimizer.lr={lrs[method]}')
         mAP, seconds = train_and_test(config, work_dir, seed, options)
-        results.setdefault(method, {})[str(seed)] = dict(
+        results = record(json_path, method, str(seed), dict(
             mAP=mAP, seconds=seconds, **({'lr': lrs[method]}
-                                         if method in lrs else {}))
-        with open(json_path, 'w') as f:
-            json.dump(results, f, indent=1)
+                                         if method in lrs else {})))
         progress.update()
     print()
     command = 'python tools/benchmark/accuracy.py ' + ' '.join(sys.argv[1:])
@@ -424,10 +439,8 @@ def lr_search(args, name, out_dir, work_root, title):
                    work_dir, '--cfg-options', f'randomness.seed={seed}',
                    f'optim_wrapper.optimizer.lr={lr}',
                    *proxy_options(args.suite, args.fraction, config)])
-        found.setdefault(method, {})[f'{lr:g}'] = dict(
-            val_mAP=best_val_map(out), seconds=time.time() - start)
-        with open(json_path, 'w') as f:
-            json.dump(found, f, indent=1)
+        found = record(json_path, method, f'{lr:g}', dict(
+            val_mAP=best_val_map(out), seconds=time.time() - start))
         progress.update()
     lines = ['| method | config | ' + ' | '.join(
         f'lr {lr:g}' for lr in args.lr_search) + ' | chosen |',
