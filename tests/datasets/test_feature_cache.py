@@ -52,3 +52,36 @@ def test_precomputed_features_pass_through_and_refuse_other_shapes():
     with pytest.raises(ValueError,
                        match=r'\(B, 4, 1, 1\), got \(2, 3, 8, 8\)'):
         backbone(torch.randn(2, 3, 8, 8))
+
+
+def test_cache_tool_reads_the_data_root_given_as_cfg_options(tmp_path):
+    """tools/cache_features.py on a proxy outside the config's data_root
+    (how accuracy.py caches a reduced proxy): one row per image of the
+    three splits, each image's features and its mirror image's."""
+    import os.path as osp
+
+    from spml_mm.datasets.proxy import make_proxy_dataset
+    from tests.conftest import PYTHON, run_tool
+    root = str(tmp_path / 'proxy')
+    make_proxy_dataset(root, 'voc', image_size=32, seed=0,
+                       sizes=dict(train=10, val=6))
+    out = str(tmp_path / 'features.npz')
+    run_tool([
+        PYTHON, 'tools/cache_features.py',
+        'configs/an/efficientnet-lite0_proxy-voc.py', '--out', out,
+        '--batch-size', '4', '--threads', '1', '--cfg-options',
+        'model.backbone.init_cfg=None',  # random weights: no checkpoint
+        *[f'{loader}.dataset.data_root={root}'
+          for loader in ('train_dataloader', 'val_dataloader',
+                         'test_dataloader')]
+    ])
+    cache = np.load(out)
+    images = list(cache['images'])
+    # the protocol's train and val rows of the 10 training images, then
+    # the 6 test images, each once
+    assert len(images) == len(set(images)) == 16
+    assert all(path.startswith(osp.join(root, 'images')) for path in images)
+    assert sum('/val/' in path for path in images) == 6
+    assert cache['features'].shape == cache['features_flipped'].shape == (
+        16, 1280)
+    assert not np.array_equal(cache['features'], cache['features_flipped'])
