@@ -59,8 +59,8 @@ def test_a_reduced_linear_proxy_reads_its_own_feature_cache():
     assert accuracy.feature_cache('proxy-voc') == \
         'data/proxy-voc/features/efficientnet-lite0_128px.npz'
     # LASD's train pipeline loads the cache inside MultiView's two branches
-    options = accuracy.proxy_options(
-        'proxy-voc', 0.2, 'configs/lasd/efficientnet-lite0-linear_proxy-voc.py')
+    lasd = 'configs/lasd/efficientnet-lite0-linear_proxy-voc.py'
+    options = accuracy.proxy_options('proxy-voc', 0.2, lasd)
     assert options[3:] == [
         f'train_dataloader.dataset.pipeline.0.transforms.{i}.0.cache_file='
         f'{cache}' for i in (0, 1)] + [
