@@ -158,8 +158,10 @@ def prepare_suite(suite, regime, fraction=1.):
             data = data[:2] + ['--fraction', f'{default * fraction:g}']
         run([sys.executable, 'tools/make_proxy_data.py', *data,
              '--out-dir', root])
+    if regime != 'linear':
+        return
     cache = feature_cache(suite, fraction)
-    if regime == 'linear' and not osp.isfile(osp.join(REPO, cache)):
+    if not osp.isfile(osp.join(REPO, cache)):
         if not osp.isfile(osp.join(
                 REPO, 'checkpoints/efficientnet-lite0_timm.pth')):
             run([sys.executable, 'tools/convert_efficientnet_lite.py'])
