@@ -5,6 +5,11 @@
 # Resize), a random horizontal flip for training as the papers; batch size
 # 8 as the papers' VOC/COCO runs. The loaders, splits and metric are those of
 # the prepared datasets (spml_448px.py), without its Resize and workers.
+# The proxy configs fine-tune EfficientNet-Lite0 from its ImageNet weights
+# (configs/_base_/models/efficientnet_lite0.py) at the papers' learning rate
+# for a pretrained network (their method base's schedule), not searched on
+# the proxy. ResNet-50 at 448 px: '../_base_/models/resnet50.py' as the model
+# base, a Resize to 448 and ImageNet normalization (spml_448px.py).
 _base_ = ['./spml_448px.py']
 
 data_root = 'data/proxy-voc'
