@@ -3,7 +3,7 @@
 # batch 32, 6 epochs.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+    '../_base_/methods/an.py'
 ]
 
 model = dict(head=dict(loss=dict(type='ANLoss')))

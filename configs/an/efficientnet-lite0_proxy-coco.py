@@ -1,16 +1,10 @@
 # AN (assume negative) on the COCO-like proxy
 # (docs/methods.md, AN and its variants),
-# fine-tuning EfficientNet-Lite0 from its ImageNet weights at 128 px (README,
-# Proxy benchmark). The learning rate is the papers' pretrained-network value
-# for the optimizer; it was not searched on the proxy. ResNet-50 at 448 px:
-# '../_base_/models/resnet50.py' as the model base, a Resize to 448 and
-# ImageNet normalization (configs/_base_/datasets/spml_448px.py).
+# fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
+# configs/_base_/datasets/proxy_voc.py).
 _base_ = [
     '../_base_/models/efficientnet_lite0.py',
-    '../_base_/datasets/proxy_coco.py', '../_base_/schedules/adam.py',
-    '../_base_/default_runtime.py'
+    '../_base_/datasets/proxy_coco.py', '../_base_/methods/an.py'
 ]
 
 model = dict(head=dict(num_classes=80, loss=dict(type='ANLoss')))
-optim_wrapper = dict(optimizer=dict(lr=1e-5))
-train_cfg = dict(max_epochs=10)

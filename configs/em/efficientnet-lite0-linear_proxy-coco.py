@@ -10,7 +10,8 @@ model = dict(
     backbone=dict(
         _delete_=True, type='PrecomputedFeatures', feature_dim=1280))
 data_preprocessor = dict(
-    _delete_=True, type='ClsDataPreprocessor', num_classes=80)
+    _delete_=True, type='ClsDataPreprocessor',
+    num_classes=_base_.num_classes)
 train_dataloader = dict(dataset=dict(pipeline=_base_.cached_train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))
 test_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))

@@ -4,7 +4,7 @@
 # so the two compare directly.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+    '../_base_/methods/em.py'
 ]
 
 # The demo has no row in Table 6: alpha is the VOC value (VOC is the closest
@@ -14,9 +14,3 @@ model = dict(head=dict(loss=dict(type='EMLoss', alpha=0.2)))
 # from scratch, Adam 1e-3 for the whole network
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
-
-default_hooks = dict(
-    # the EM + APL release stops at the first epoch whose val mAP is no new
-    # best; the best validation epoch is tested (switch:
-    # default_hooks.early_stopping.max_drop=inf trains every epoch)
-    early_stopping=dict(type='SPMLEarlyStoppingHook'))

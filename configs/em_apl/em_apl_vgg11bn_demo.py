@@ -5,7 +5,7 @@
 # (configs/an/an_vgg11bn_demo.py): from scratch, Adam 1e-3, batch 32, 6 epochs.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+    '../_base_/methods/em_apl.py'
 ]
 
 # The demo has no row in Table 6: alpha and beta are the VOC values (VOC is
@@ -20,17 +20,5 @@ model = dict(
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
 
-# switches by name: default_hooks.pseudo_label.warmup_epochs (T_w),
-# default_hooks.pseudo_label.updater.negative_proportion (theta),
-# default_hooks.early_stopping.max_drop=inf (train every epoch)
-default_hooks = dict(
-    pseudo_label=dict(
-        type='SPMLPseudoLabelHook',
-        warmup_epochs=3,
-        updater=dict(type='AsymmetricPseudoLabeling',
-                     negative_proportion=0.9),
-        # scored in eval mode on the training pipeline, as the release
-        pipeline='train'),
-    # the EM + APL release stops at the first epoch whose val mAP is no new
-    # best; the best validation epoch is tested
-    early_stopping=dict(type='SPMLEarlyStoppingHook'))
+# T_w: VOC's half of the schedule
+default_hooks = dict(pseudo_label=dict(warmup_epochs=3))

@@ -4,7 +4,7 @@
 # to each dataset's average.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+    '../_base_/methods/epr.py'
 ]
 
 model = dict(head=dict(loss=dict(type='EPRLoss', expected_positives=2.06)))

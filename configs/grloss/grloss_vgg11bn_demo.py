@@ -6,7 +6,7 @@
 # 0.12; the paper's Assumption 1), and the schedules scale with T = 6 epochs.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+    '../_base_/methods/grloss.py'
 ]
 
 model = dict(
@@ -20,15 +20,8 @@ model = dict(
             q2=0.01,
             q3=1.)))
 
-# From scratch, Adam 1e-3 for the whole network: the GR release's 10x rate
-# for the head belongs to its pretrained backbone (configs/grloss/resnet50_*).
-optim_wrapper = dict(optimizer=dict(lr=1e-3))
+# From scratch, Adam 1e-3 for the whole network: the release's 10x rate
+# for the head belongs to its pretrained backbone.
+optim_wrapper = dict(
+    _delete_=True, optimizer=dict(type='Adam', lr=1e-3, weight_decay=0.))
 train_cfg = dict(max_epochs=6)
-
-default_hooks = dict(
-    # moves beta and alpha before every epoch and logs them
-    epoch_schedule=dict(type='SPMLEpochHook'),
-    # the GR release stops once val mAP falls more than 2 points below its
-    # best; the best validation epoch is tested (switch:
-    # default_hooks.early_stopping.max_drop=inf trains every epoch)
-    early_stopping=dict(type='SPMLEarlyStoppingHook', max_drop=2.))

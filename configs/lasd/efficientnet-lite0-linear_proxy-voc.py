@@ -10,7 +10,8 @@ model = dict(
     backbone=dict(
         _delete_=True, type='PrecomputedFeatures', feature_dim=1280))
 data_preprocessor = dict(
-    _delete_=True, type='MultiViewDataPreprocessor', num_classes=20)
+    _delete_=True, type='MultiViewDataPreprocessor',
+    num_classes=_base_.num_classes)
 # x is the image or its mirror image, x' and x'' too: the cache holds no
 # other augmentation, so the consistency term compares mirror images only
 cached_view = [dict(type='LoadCachedFeatures',

@@ -3,15 +3,11 @@
 # (Theorem 5.4),
 # gammas 0 / 4, 10 epochs; x' and x'' are random resized crops (70-100%)
 # and flips, no colour jitter (glyph colours are random anyway),
-# fine-tuning EfficientNet-Lite0 from its ImageNet weights at 128 px (README,
-# Proxy benchmark). The learning rate is the papers' pretrained-network value
-# for the optimizer; it was not searched on the proxy. ResNet-50 at 448 px:
-# '../_base_/models/resnet50.py' as the model base, a Resize to 448 and
-# ImageNet normalization (configs/_base_/datasets/spml_448px.py).
+# fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
+# configs/_base_/datasets/proxy_voc.py).
 _base_ = [
     '../_base_/models/efficientnet_lite0.py',
-    '../_base_/datasets/proxy_voc.py', '../_base_/schedules/adam.py',
-    '../_base_/default_runtime.py'
+    '../_base_/datasets/proxy_voc.py', '../_base_/methods/lasd.py'
 ]
 
 original_view = [dict(type='RandomFlip', prob=0.5, direction='horizontal')]
@@ -42,8 +38,3 @@ model = dict(
             avg_positives=1.46,
             num_classes=20),
         consistency=dict(type='ViewConsistency', alpha=0.7)))
-
-optim_wrapper = dict(optimizer=dict(lr=1e-5))
-train_cfg = dict(max_epochs=10)
-
-custom_hooks = _base_.custom_hooks + [dict(type='MultiViewCheckHook')]

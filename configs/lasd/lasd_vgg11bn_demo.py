@@ -14,7 +14,7 @@
 #   train_dataloader.dataset.pipeline.1.num_views=[1,0]
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+    '../_base_/methods/lasd.py'
 ]
 
 # Views. x is the image as the AN demo sees it (no augmentation); the
@@ -54,8 +54,3 @@ model = dict(
 # from scratch, Adam 1e-3 for the whole network
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
-
-custom_hooks = _base_.custom_hooks + [
-    # at least 2 views for the consistency term, and the right preprocessor
-    dict(type='MultiViewCheckHook'),
-]

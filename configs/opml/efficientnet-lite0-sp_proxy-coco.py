@@ -1,15 +1,11 @@
 # OPML-SP (docs/methods.md) on the COCO-like proxy: the one-pair loss with
 # high rank, soft labels and AP-based label correction after epochs 3-9, with
 # the values of configs/_base_/methods/opml_sp_resnet50.py; SGD, 10 epochs,
-# fine-tuning EfficientNet-Lite0 from its ImageNet weights at 128 px (README,
-# Proxy benchmark). The learning rate is the papers' pretrained-network value
-# for the optimizer; it was not searched on the proxy. ResNet-50 at 448 px:
-# '../_base_/models/resnet50.py' as the model base, a Resize to 448 and
-# ImageNet normalization (configs/_base_/datasets/spml_448px.py).
+# fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
+# configs/_base_/datasets/proxy_voc.py).
 _base_ = [
     '../_base_/models/efficientnet_lite0.py',
-    '../_base_/datasets/proxy_coco.py', '../_base_/schedules/sgd.py',
-    '../_base_/default_runtime.py'
+    '../_base_/datasets/proxy_coco.py', '../_base_/methods/opml_sp.py'
 ]
 
 model = dict(
@@ -24,12 +20,3 @@ model = dict(
             soft_labels=True,
             gamma=1.),
         label_bank=dict(type='OPMLLabelBank')))
-
-optim_wrapper = dict(optimizer=dict(lr=1e-3))
-
-default_hooks = dict(
-    pseudo_label=dict(
-        type='SPMLPseudoLabelHook',
-        warmup_epochs=1,
-        updater=dict(
-            type='OPMLLabelUpdater', zeta=0.5, correction_start_epoch=3)))

@@ -4,7 +4,7 @@
 # is the demo's average number of positives per image, 2.06.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
-    '../_base_/schedules/adam.py', '../_base_/default_runtime.py'
+    '../_base_/methods/role.py'
 ]
 
 model = dict(
@@ -15,7 +15,3 @@ model = dict(
 # from scratch, Adam 1e-3 for the whole network
 optim_wrapper = dict(optimizer=dict(lr=1e-3))
 train_cfg = dict(max_epochs=6)
-
-default_hooks = dict(
-    # sizes the table for the training set; merges the ranks' rows
-    sample_state=dict(type='SPMLSampleStateHook'))

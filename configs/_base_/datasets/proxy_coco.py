@@ -1,72 +1,24 @@
 # COCO-like proxy (tools/make_proxy_data.py --like coco --fraction 0.1): 80
 # classes, 2.94 positives per image, 6,566 train / 1,642 val / 4,014 test
 # images of 128 px (a tenth of COCO's split sizes; --fraction 1 and
-# formatted files of the full size need no change here),
-# in the interchange format under data/proxy-coco. Images are read at their
-# 128 px (the resolution that fits a 2-core CPU; for ResNet-50 at 448 px add
-# Resize), a random horizontal flip for training as the papers; batch size
-# 16 as the papers' VOC/COCO runs.
-dataset_type = 'SPMLDataset'
+# formatted files of the full size need no change here), in the interchange
+# format under data/proxy-coco; read as the VOC-like proxy (proxy_voc.py),
+# batch size 16 as the papers' COCO runs.
+_base_ = ['./proxy_voc.py']
+
 data_root = 'data/proxy-coco'
 num_classes = 80
 
-# EfficientNet-Lite0's input scaling, RGB in [-1, 1] (ResNet-50: ImageNet's
-# mean and std as configs/_base_/datasets/spml_448px.py)
-data_preprocessor = dict(
-    num_classes=num_classes,
-    mean=[127.5, 127.5, 127.5],
-    std=[127.5, 127.5, 127.5],
-    to_rgb=True)
+data_preprocessor = dict(num_classes=num_classes)
 
-train_pipeline = [
-    dict(type='LoadImageFromFile'),
-    dict(type='RandomFlip', prob=0.5, direction='horizontal'),
-    dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
-]
-test_pipeline = [
-    dict(type='LoadImageFromFile'),
-    dict(type='PackInputs'),
-]
-# The linear regime reads the frozen backbone's features from a cache instead
-# of the images (configs/*/efficientnet-lite0-linear_proxy-coco.py). Write it
-# once with
-#   python tools/cache_features.py configs/an/efficientnet-lite0_proxy-coco.py
-# It holds every image and its mirror image, so training keeps its random
-# horizontal flip.
-feature_cache = 'data/proxy-coco/features/efficientnet-lite0_128px.npz'
+feature_cache = f'{data_root}/features/efficientnet-lite0_128px.npz'
 cached_train_pipeline = [
-    dict(type='LoadCachedFeatures', cache_file=feature_cache, flip_prob=0.5),
-    dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
-]
+    dict(_base_.cached_train_pipeline[0], cache_file=feature_cache),
+    *_base_.cached_train_pipeline[1:]]
 cached_test_pipeline = [
-    dict(type='LoadCachedFeatures', cache_file=feature_cache),
-    dict(type='PackInputs'),
-]
+    dict(_base_.cached_test_pipeline[0], cache_file=feature_cache),
+    *_base_.cached_test_pipeline[1:]]
 
-train_dataloader = dict(
-    batch_size=16,
-    num_workers=0,
-    persistent_workers=False,
-    dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        data_prefix='images',
-        split='train',
-        pipeline=train_pipeline),
-    sampler=dict(type='DefaultSampler', shuffle=True))
-val_dataloader = dict(
-    batch_size=64,
-    num_workers=0,
-    persistent_workers=False,
-    dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        data_prefix='images',
-        split='val',
-        pipeline=test_pipeline),
-    sampler=dict(type='DefaultSampler', shuffle=False))
-# the val loader on the test split
-test_dataloader = dict(
-    val_dataloader, dataset=dict(val_dataloader['dataset'], split='test'))
-val_evaluator = dict(type='SPMLAveragePrecision')
-test_evaluator = val_evaluator
+train_dataloader = dict(batch_size=16, dataset=dict(data_root=data_root))
+val_dataloader = dict(dataset=dict(data_root=data_root))
+test_dataloader = val_dataloader

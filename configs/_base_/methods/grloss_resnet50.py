@@ -1,20 +1,10 @@
 # GR loss (Chen et al. 2024; docs/methods.md, GR loss) on the papers'
-# ResNet-50 recipe, for configs/grloss/resnet50_{voc,coco,nuswide,cub}.py
-# (each adds its dataset, num_classes and its column of the paper's Table 6:
-# learning rate, epochs T, beta_T and q3). alpha_0 and beta_0 are the release
-# defaults (mu, sigma) = (0.5, 2) and (w, b) = (0, -2); alpha_T = (0.8, 0.5)
-# everywhere. The GR release's procedure: ImageNet weights, 448 px, flip, Adam
-# with the head's learning rate x10 (train.py, run_train), training stopped
-# once val mAP falls more than 2 points below its best, test on the best
-# checkpoint.
-#
-# Switches, by name:
-#   default_hooks.early_stopping.max_drop=inf    train every epoch
-#   model.head.loss.trainable_beta=True model.head.loss.num_classes=C
-#                                                 learn beta (Table 3)
-_base_ = [
-    '../models/resnet50.py', '../schedules/adam.py', '../default_runtime.py'
-]
+# ResNet-50 recipe (grloss.py), for configs/grloss/resnet50_{voc,coco,
+# nuswide,cub}.py (each adds its dataset, num_classes and its column of the
+# paper's Table 6: learning rate, epochs T, beta_T and q3): ImageNet weights,
+# 448 px, flip. alpha_0 and beta_0 are the release defaults (mu, sigma) =
+# (0.5, 2) and (w, b) = (0, -2); alpha_T = (0.8, 0.5) everywhere.
+_base_ = ['../models/resnet50.py', './grloss.py']
 
 model = dict(
     head=dict(
@@ -26,13 +16,3 @@ model = dict(
             sigma=(2., 0.5),  # alpha: (sigma0, sigmaT)
             q2=0.01,
             q3=1.)))
-
-optim_wrapper = dict(
-    optimizer=dict(lr=1e-5),
-    paramwise_cfg=dict(custom_keys={'head': dict(lr_mult=10.)}))
-train_cfg = dict(max_epochs=10)
-
-default_hooks = dict(
-    # moves beta and alpha before every epoch and logs them
-    epoch_schedule=dict(type='SPMLEpochHook'),
-    early_stopping=dict(type='SPMLEarlyStoppingHook', max_drop=2.))

@@ -1,9 +1,7 @@
-# OPML-SP (docs/methods.md, OPML) on ResNet-50, for
+# OPML-SP (docs/methods.md, OPML) on ResNet-50 (opml_sp.py), for
 # configs/opml/resnet50_{voc,coco,nuswide,cub}.py (each adds its dataset and
 # num_classes): the one-pair loss with high-rank regularization, soft labels
-# p * AP_k^gamma and AP-based label correction. SGD (the OPML paper, Sec. IV),
-# one learning rate, 10 epochs; configs/_base_/schedules/sgd.py says how its
-# values were chosen.
+# p * AP_k^gamma and AP-based label correction.
 #
 # Ablation rows of the paper's Table IV, by --cfg-options switches:
 #   loss only       model.head.loss.rank_weight=0.
@@ -16,11 +14,9 @@
 #   + correction    the config as is
 # (the first two still score the training set after each epoch, which then
 # changes nothing).
-_base_ = [
-    '../models/resnet50.py', '../schedules/sgd.py', '../default_runtime.py'
-]
+_base_ = ['../models/resnet50.py', './opml_sp.py']
 
-# The paper's a, b, lambda, delta, gamma and zeta are lost with its formulas;
+# The paper's a, b, lambda, delta and gamma are lost with its formulas;
 # these are the values chosen on the demo dataset (README, OPML), the same
 # for every dataset.
 model = dict(
@@ -34,12 +30,3 @@ model = dict(
             soft_labels=True,
             gamma=1.),
         label_bank=dict(type='OPMLLabelBank')))
-
-default_hooks = dict(
-    pseudo_label=dict(
-        type='SPMLPseudoLabelHook',
-        # per-class AP after every epoch, for the soft labels
-        warmup_epochs=1,
-        # label correction after epochs 3..9
-        updater=dict(
-            type='OPMLLabelUpdater', zeta=0.5, correction_start_epoch=3)))
