@@ -25,6 +25,10 @@ def test_loss_uses_the_observed_matrix():
     data = samples([[1], [0, 3]])
     target = torch.tensor([[0., 1., 0., 0.], [1., 0., 0., 1.]])
     torch.testing.assert_close(head.observed_target(data), target)
+    # an empty gt_label_neg, as a single-positive sample is packed, is none
+    torch.testing.assert_close(
+        head.observed_target(samples([[1], [0, 3]], negatives=[[], []])),
+        target)
     expected = torch.nn.functional.binary_cross_entropy_with_logits(
         head(feats), target)
     torch.testing.assert_close(head.loss(feats, data)['loss'], expected)
