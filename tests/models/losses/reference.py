@@ -65,13 +65,22 @@ def em(z, s, alpha, beta=0., pseudo_negative=None, t=None):
     return by_label(s, -log(p), -log(p_neg), unobserved).mean()
 
 
+def gr_k(p, w, b):
+    """GR's soft pseudo-label k(p) = sigmoid(w p + b)."""
+    return sigmoid(w * p + b)
+
+
+def gr_v(p, mu, sigma):
+    """GR's weight v(p) = exp(-(p - mu)^2 / (2 sigma^2))."""
+    return exp(-(p - mu)**2 / (2 * sigma**2))
+
+
 def gr(z, s, w, b, mu, sigma, q1=None, q2=0.01, q3=1.):
     """GR (Eq. 9): s L1(p) + (1 - s) v(p) [k(p) L2(p) + (1 - k(p)) L3(p)],
     mean over B x C; L1(1 - p) on an observed negative. ``w`` may be a
     per-class tensor, also one that requires grad (trainable beta)."""
     p, p_neg = probabilities(z)
-    k = sigmoid(w * p.detach() + b)
-    v = exp(-(p.detach() - mu)**2 / (2 * sigma**2))
+    k, v = gr_k(p.detach(), w, b), gr_v(p.detach(), mu, sigma)
 
     def l1(x):
         return -log(x) if q1 is None else (1 - x**q1) / q1
@@ -80,6 +89,16 @@ def gr(z, s, w, b, mu, sigma, q1=None, q2=0.01, q3=1.):
     l3 = (1 - p_neg**q3) / q3
     return by_label(s, l1(p), l1(p_neg),
                     v * (k * l2 + (1 - k) * l3)).mean()
+
+
+def gr_gradient(z, s, w, b, mu, sigma, q2=0.01, q3=1.):
+    """GR's dL/dz per entry, before the mean over B x C (L1 = -log p):
+    p - 1 on the observed positive; Eq. 18 on an unobserved label,
+    v [(1 - k)(1 - p)^q3 p - k p^q2 (1 - p)]."""
+    p, p_neg = probabilities(z)
+    k, v = gr_k(p, w, b), gr_v(p, mu, sigma)
+    unobserved = v * ((1 - k) * p_neg**q3 * p - k * p**q2 * p_neg)
+    return torch.where(s > 0, p - 1, unobserved)
 
 
 def lasd(z, s, lambda_pos, lambda_neg, tau, gamma_pos=0., gamma_neg=4.):
