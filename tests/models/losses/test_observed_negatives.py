@@ -96,8 +96,8 @@ def test_opml_keeps_observed_negatives_at_zero():
     out = loss(z, positives, pseudo_label=bank, class_ap=class_ap,
                observed_negative=negatives)
     z = z.double()
-    label = reference.opml_labels(torch.sigmoid(z), s.double(), bank == PSEUDO_POSITIVE,
-                                  class_ap.double())
+    label = reference.opml_labels(torch.sigmoid(z), s.double(),
+                                  bank == PSEUDO_POSITIVE, class_ap.double())
     torch.testing.assert_close(out.double(), reference.opml(z, label, 1., 1.),
                                rtol=1e-5, atol=1e-7)
 

@@ -15,20 +15,21 @@ import numpy as np
 import pytest
 import torch
 
-from spml_mm.models.losses import (high_rank_penalty, opml_loss,
+from spml_mm.models.losses import (an_loss, em_loss, epr_loss, gr_loss,
+                                   high_rank_penalty, lasd_loss, ll_loss,
+                                   opml_loss, partial_bce_loss, role_loss,
                                    view_consistency)
-from spml_mm.models.losses.an_loss import an_loss, an_value_and_grad
+from spml_mm.models.losses.an_loss import an_value_and_grad
 from spml_mm.models.losses.consistency import consistency_value_and_grad
-from spml_mm.models.losses.em_loss import em_loss, em_value_and_grad
-from spml_mm.models.losses.epr_loss import epr_loss, epr_value_and_grad
-from spml_mm.models.losses.gr_loss import gr_loss, gr_value_and_grad
-from spml_mm.models.losses.large_loss import ll_loss, ll_value_and_grad
-from spml_mm.models.losses.lasd_loss import lasd_loss, lasd_value_and_grad
+from spml_mm.models.losses.em_loss import em_value_and_grad
+from spml_mm.models.losses.epr_loss import epr_value_and_grad
+from spml_mm.models.losses.gr_loss import gr_value_and_grad
+from spml_mm.models.losses.large_loss import ll_value_and_grad
+from spml_mm.models.losses.lasd_loss import lasd_value_and_grad
 from spml_mm.models.losses.opml_loss import (high_rank_value_and_grad,
                                              opml_value_and_grad)
-from spml_mm.models.losses.partial_bce_loss import (
-    partial_bce_loss, partial_bce_value_and_grad)
-from spml_mm.models.losses.role_loss import role_loss, role_value_and_grad
+from spml_mm.models.losses.partial_bce_loss import partial_bce_value_and_grad
+from spml_mm.models.losses.role_loss import role_value_and_grad
 from tests.models.losses import reference
 
 
