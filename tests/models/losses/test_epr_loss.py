@@ -47,9 +47,8 @@ def test_hand_computed_value_and_gradient():
 def test_matches_the_paper_formula():
     z, s = batch()
     for k in (0.5, 1.5, 4.):
-        torch.testing.assert_close(
-            EPRLoss(k)(z, s).double(), reference.epr(z.double(), s.double(),
-                                                    k))
+        expected = reference.epr(z.double(), s.double(), k)
+        torch.testing.assert_close(EPRLoss(k)(z, s).double(), expected)
         # autograd of the direct formula gives the analytic gradient
         z64 = z.double().requires_grad_()
         reference.epr(z64, s.double(), k).backward()

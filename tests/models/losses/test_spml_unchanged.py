@@ -10,10 +10,10 @@ pinned number is also checked against the method's formula
 (``reference.py``) within float32 precision, so the pins are the formulas'
 values and not just the code's.
 
-The numbers were written by this module's ``__main__`` from the code
-before partial labels and before the package moves of issue 31 (equal to
-the bit there); rewrite them only for an intended change of values:
-``PYTHONPATH=. python -m tests.models.losses.test_spml_unchanged``.
+The numbers were written by this module's ``__main__`` from the code of
+commit b6342ba, whose single-positive values equalled to the bit those of
+the code before partial labels; rewrite them only for an intended change of
+values: ``PYTHONPATH=. python -m tests.models.losses.test_spml_unchanged``.
 """
 import json
 import math
