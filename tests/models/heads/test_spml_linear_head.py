@@ -5,6 +5,7 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 import spml_mm  # noqa: F401
+from tests.models.losses import reference
 
 
 def samples(labels, negatives=None):
@@ -25,6 +26,10 @@ def test_loss_uses_the_observed_matrix():
     data = samples([[1], [0, 3]])
     target = torch.tensor([[0., 1., 0., 0.], [1., 0., 0., 1.]])
     torch.testing.assert_close(head.observed_target(data), target)
+    # an empty gt_label_neg, as a single-positive sample is packed, is none
+    torch.testing.assert_close(
+        head.observed_target(samples([[1], [0, 3]], negatives=[[], []])),
+        target)
     expected = torch.nn.functional.binary_cross_entropy_with_logits(
         head(feats), target)
     torch.testing.assert_close(head.loss(feats, data)['loss'], expected)
@@ -45,10 +50,9 @@ def test_observed_negatives_are_minus_one():
     target = torch.tensor([[-1., 1., -1., 0.], [1., 0., 0., 1.],
                            [0., 0., 1., -1.]])
     torch.testing.assert_close(head.observed_target(data), target)
-    weight = torch.where(target == 0, 0.1, 1.)
-    expected = torch.nn.functional.binary_cross_entropy_with_logits(
-        head(feats), (target > 0).float(), weight)
-    torch.testing.assert_close(head.loss(feats, data)['loss'], expected)
+    expected = reference.an(head(feats).double(), target.double(), lam=0.1)
+    torch.testing.assert_close(head.loss(feats, data)['loss'].double(),
+                               expected)
 
 
 def test_loss_gets_the_negatives_mask_only_when_the_batch_has_some():

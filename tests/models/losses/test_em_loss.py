@@ -2,6 +2,7 @@ import pytest
 import torch
 
 from spml_mm.models.losses import EMLoss, em_loss
+from tests.models.losses import reference
 
 
 @pytest.fixture
@@ -16,38 +17,21 @@ def batch():
     return logits, target, state, soft
 
 
-def reference(logits, target, alpha, beta=0., state=None, soft=None):
-    """Eq. 3/8 of the paper entry by entry, in float64 on probabilities."""
-    p = torch.sigmoid(logits.double())
-    terms = torch.empty_like(p)
-    for i in range(p.size(0)):
-        for c in range(p.size(1)):
-            q = p[i, c]
-            if target[i, c] == 1:
-                terms[i, c] = -torch.log(q)
-            elif state is not None and state[i, c] == -1:
-                t = soft[i, c].double()
-                terms[i, c] = -beta * (t * torch.log(q) +
-                                       (1 - t) * torch.log(1 - q))
-            else:
-                entropy = -(q * torch.log(q) + (1 - q) * torch.log(1 - q))
-                terms[i, c] = -alpha * entropy
-    return terms.mean()
-
-
 def test_em_matches_reference(batch):
     logits, target, _, _ = batch
     for alpha in (0.01, 0.2, 1.):
         torch.testing.assert_close(
             EMLoss(alpha=alpha)(logits, target).double(),
-            reference(logits, target, alpha))
+            reference.em(logits.double(), target.double(), alpha))
 
 
 def test_em_apl_matches_reference(batch):
     logits, target, state, soft = batch
     loss = EMLoss(alpha=0.1, beta=0.9)(logits, target, state, soft)
     torch.testing.assert_close(
-        loss.double(), reference(logits, target, 0.1, 0.9, state, soft))
+        loss.double(),
+        reference.em(logits.double(), target.double(), 0.1, 0.9,
+                     state == -1, soft.double()))
     # a bank entry on an observed positive keeps the positive term
     state2 = state.clone()
     state2[0, 0] = -1

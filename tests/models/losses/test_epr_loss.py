@@ -5,6 +5,7 @@ import torch
 
 from spml_mm.models.losses import EPRLoss, epr_loss
 from spml_mm.models.losses.epr_loss import epr_value_and_grad
+from tests.models.losses import reference
 
 
 class Float64Op(torch.autograd.Function):
@@ -20,16 +21,6 @@ class Float64Op(torch.autograd.Function):
     def backward(ctx, grad_output):
         grad, = ctx.saved_tensors
         return grad * grad_output, None, None
-
-
-def reference(z, s, k):
-    """Cole et al. Sec. 3, in float64 on probabilities, entry by entry."""
-    p = torch.sigmoid(z.double())
-    batch, classes = p.shape
-    observed = sum(-torch.log(p[n, i]) for n in range(batch)
-                   for i in range(classes) if s[n, i] == 1)
-    mean_count = p.sum() / batch
-    return observed / (batch * classes) + (mean_count - k)**2 / classes**2
 
 
 def batch():
@@ -56,11 +47,11 @@ def test_hand_computed_value_and_gradient():
 def test_matches_the_paper_formula():
     z, s = batch()
     for k in (0.5, 1.5, 4.):
-        torch.testing.assert_close(
-            EPRLoss(k)(z, s).double(), reference(z, s, k))
+        expected = reference.epr(z.double(), s.double(), k)
+        torch.testing.assert_close(EPRLoss(k)(z, s).double(), expected)
         # autograd of the direct formula gives the analytic gradient
         z64 = z.double().requires_grad_()
-        reference(z64, s, k).backward()
+        reference.epr(z64, s.double(), k).backward()
         z32 = z.clone().requires_grad_()
         epr_loss(z32, s, k).backward()
         torch.testing.assert_close(z32.grad.double(), z64.grad)

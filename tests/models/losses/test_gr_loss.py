@@ -7,6 +7,7 @@ from mmpretrain.registry import MODELS
 
 from spml_mm.models.losses import GRLoss, gr_loss
 from tests.conftest import REPO
+from tests.models.losses import reference
 
 T = 8
 
@@ -28,18 +29,6 @@ def release_schedule(e, T, beta=(0, 2, -2, -2), alpha=(0.5, 2, 0.8, 0.5)):
             mu0 + (muT - mu0) * e / T, s0 + (sT - s0) * e / T)
 
 
-def reference(logits, target, w, b, mu, sigma, q2, q3, q1=None):
-    """The paper's formulas written out on float64 probabilities."""
-    p = torch.sigmoid(logits.double())
-    k = 1 / (1 + torch.exp(-(w * p + b)))
-    v = torch.exp(-(p - mu)**2 / (2 * sigma**2))
-    l1 = -p.log() if q1 is None else (1 - p**q1) / q1
-    l2 = (1 - p**q2) / q2
-    l3 = (1 - (1 - p)**q3) / q3
-    per_entry = target * l1 + (1 - target) * v * (k * l2 + (1 - k) * l3)
-    return per_entry.mean()
-
-
 @pytest.mark.parametrize('epoch', [0, 3, 7])
 @pytest.mark.parametrize('q1,q3', [(None, 1.), (0.01, 1.5)])
 def test_values_against_reference(batch, epoch, q1, q3):
@@ -49,7 +38,8 @@ def test_values_against_reference(batch, epoch, q1, q3):
         w=beta[:2], b=beta[2:], mu=(0.5, 0.8), sigma=(2., 0.5), q1=q1, q3=q3)
     loss.set_epoch(epoch, T)
     w, b, mu, sigma = release_schedule(epoch + 1, T, beta, alpha)
-    expected = reference(logits, target, w, b, mu, sigma, 0.01, q3, q1)
+    expected = reference.gr(logits.double(), target.double(), w, b, mu,
+                            sigma, q1, 0.01, q3)
     torch.testing.assert_close(
         loss(logits, target).double(), expected, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(
@@ -88,18 +78,11 @@ def test_gradient_matches_eq18(batch):
     w, b, mu, sigma = release_schedule(6, T)
     z = logits.double().requires_grad_()
     loss(z, target).backward()
-    p = torch.sigmoid(logits.double())
-    k = torch.sigmoid(w * p + b)
-    v = torch.exp(-(p - mu)**2 / (2 * sigma**2))
-    # Eq. 18 with k and v held constant (they read detached p), times v
-    eq18 = v * ((1 - k) * (1 - p)**q3 * p - k * p**q2 * (1 - p))
-    grad = z.grad * z.numel()  # undo the mean over B x C
-    unobserved = target == 0
-    torch.testing.assert_close(
-        grad[unobserved], eq18[unobserved], rtol=1e-5, atol=1e-7)
-    # -log p on the observed positive: dL/dz = p - 1
-    torch.testing.assert_close(
-        grad[~unobserved], (p - 1)[~unobserved], rtol=1e-5, atol=1e-7)
+    # k and v held constant (they read the detached p)
+    eq18 = reference.gr_gradient(logits.double(), target, w, b, mu, sigma,
+                                 q2, q3)
+    torch.testing.assert_close(z.grad * z.numel(), eq18, rtol=1e-5,
+                               atol=1e-7)
 
 
 def test_trainable_beta_learns_per_class_k(batch):
@@ -114,19 +97,16 @@ def test_trainable_beta_learns_per_class_k(batch):
         loss.k_params['w'].copy_(torch.linspace(-1, 1, 5))
     z = logits.clone().requires_grad_()
     loss(z, target).backward()
-    # dL/dw_c = sum over unobserved rows of v (L2 - L3) k (1 - k) p / (B C)
-    p = torch.sigmoid(logits.double())
-    w = torch.linspace(-1, 1, 5).double()
-    k = torch.sigmoid(w * p - 2)
+    # autograd of the formula in the per-class w and b
+    w = torch.linspace(-1, 1, 5, dtype=torch.float64).requires_grad_()
+    b = torch.full((5, ), -2., dtype=torch.float64, requires_grad=True)
     _, _, mu, sigma = release_schedule(3, T)
-    v = torch.exp(-(p - mu)**2 / (2 * sigma**2))
-    dk = v * ((1 - p**0.01) / 0.01 - p) * k * (1 - k) * (1 - target)
+    reference.gr(logits.double(), target.double(), w, b, mu,
+                 sigma).backward()
     torch.testing.assert_close(
-        loss.k_params['w'].grad.double(), (dk * p).sum(0) / p.numel(),
-        rtol=1e-4, atol=1e-7)
+        loss.k_params['w'].grad.double(), w.grad, rtol=1e-4, atol=1e-7)
     torch.testing.assert_close(
-        loss.k_params['b'].grad.double(), dk.sum(0) / p.numel(),
-        rtol=1e-4, atol=1e-7)
+        loss.k_params['b'].grad.double(), b.grad, rtol=1e-4, atol=1e-7)
 
 
 @pytest.mark.parametrize('dtype', [None, torch.bfloat16, torch.float16])

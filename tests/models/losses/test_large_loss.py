@@ -6,6 +6,7 @@ import torch
 from spml_mm.models.losses import LLLoss, large_loss_selection, ll_loss
 from spml_mm.models.losses.large_loss import (ll_value_and_grad,
                                               num_large_losses)
+from tests.models.losses import reference
 
 
 def softplus(x):
@@ -124,13 +125,11 @@ def test_matches_a_direct_float64_formula():
     s[torch.arange(8), torch.randint(0, 7, (8, ), generator=g)] = 1
     selected = large_loss_selection(z, s, 9)
     assert selected.sum() == 9 and not (selected & (s > 0)).any()
+    assert torch.equal(selected,
+                       reference.large_losses(z.double(), s.double(), 9))
     for correct in (False, True):
         z64 = z.double().requires_grad_()
-        p = torch.sigmoid(z64)
-        target = ((s > 0) | (selected & correct)).double()
-        bce = -(target * torch.log(p) + (1 - target) * torch.log(1 - p))
-        weight = 1. - (selected & (not correct)).double()
-        direct = (bce * weight).sum() / z.numel()
+        direct = reference.ll(z64, s.double(), selected, correct)
         direct.backward()
         z32 = z.clone().requires_grad_()
         value = ll_loss(z32, s, selected, correct)

@@ -2,27 +2,8 @@ import numpy as np
 import pytest
 import torch
 
-from spml_mm.models.losses.opml_loss import (OPMLLoss, high_rank_penalty,
-                                             opml_loss)
-
-
-def zlpr(logits, label):
-    """ZLPR (Su et al. 2022) written out with explicit exponentials."""
-    z = logits.double()
-    pos = torch.where(label > 0, torch.exp(-z), torch.zeros_like(z))
-    neg = torch.where(label > 0, torch.zeros_like(z), torch.exp(z))
-    return (torch.log(1 + neg.sum(1)) + torch.log(1 + pos.sum(1))).mean()
-
-
-def loop_reference(logits, label, a, b):
-    """OPML entry by entry in float64 (docs/methods.md), no logsumexp."""
-    alpha, beta = a / (1 - a), b / (1 - b)
-    total = 0.
-    for z, y in zip(logits.double().tolist(), label.double().tolist()):
-        neg = sum((1 - yk) * np.exp(zk) for zk, yk in zip(z, y))
-        pos = sum(yk * np.exp(-zk) for zk, yk in zip(z, y))
-        total += np.log(alpha + neg) + np.log(beta + pos)
-    return total / len(label)
+from spml_mm.models.losses import OPMLLoss, high_rank_penalty, opml_loss
+from tests.models.losses import reference
 
 
 @pytest.fixture
@@ -36,44 +17,21 @@ def batch():
     return logits, target, full
 
 
-def test_zlpr_at_one_half(batch):
+@pytest.mark.parametrize('a,b', [(0.5, 0.5), (0.2, 0.7), (0.9, 0.1),
+                                 (0.05, 0.95)])
+def test_matches_the_formula(batch, a, b):
+    """a = b = 1/2 is ZLPR (alpha = beta = 1)."""
     logits, target, full = batch
+    alpha, beta = a / (1 - a), b / (1 - b)
     for label in (target, full):
         torch.testing.assert_close(
-            OPMLLoss(a=0.5, b=0.5)(logits, label).double(),
-            zlpr(logits, label))
-
-
-@pytest.mark.parametrize('a,b', [(0.2, 0.7), (0.9, 0.1), (0.05, 0.95)])
-def test_other_offsets(batch, a, b):
-    logits, target, full = batch
-    for label in (target, full):
-        expected = torch.tensor(loop_reference(logits, label, a, b))
-        torch.testing.assert_close(
-            OPMLLoss(a=a, b=b)(logits, label).double(), expected)
+            OPMLLoss(a=a, b=b)(logits, label).double(),
+            reference.opml(logits.double(), label.double(), alpha, beta))
     # soft labels go through the same formula
     soft = torch.rand(6, 5, generator=torch.Generator().manual_seed(1))
     torch.testing.assert_close(
-        opml_loss(logits, soft, a / (1 - a), b / (1 - b)).double(),
-        torch.tensor(loop_reference(logits, soft, a, b)))
-
-
-def test_single_positive_is_full_label_form(batch):
-    """The single-positive form, written with its own sets, equals the
-    full-label loss on a matrix with one positive per row."""
-    logits, target, _ = batch
-    alpha, beta = 0.3 / 0.7, 0.6 / 0.4
-    z = logits.double()
-    rows = []
-    for zi, ti in zip(z, target):
-        p = int(ti.argmax())
-        unobserved = torch.cat([zi[:p], zi[p + 1:]])
-        rows.append(
-            torch.log(alpha + unobserved.exp().sum()) +
-            torch.log(beta + torch.exp(-zi[p])))
-    torch.testing.assert_close(
-        OPMLLoss(a=0.3, b=0.6)(logits, target).double(),
-        torch.stack(rows).mean())
+        opml_loss(logits, soft, alpha, beta).double(),
+        reference.opml(logits.double(), soft.double(), alpha, beta))
 
 
 def test_gradient_by_hand():
@@ -146,8 +104,13 @@ def test_soft_labels_and_corrections_from_the_bank():
     y = torch.tensor([[1., p[0, 1] * 1., 1.],
                       [p[1, 0] * 0.0625, 1., p[1, 2] * 0.25]])
     torch.testing.assert_close(
-        loss.double(), torch.tensor(loop_reference(logits.detach(), y, .4,
-                                                   .7)))
+        y.double(),
+        reference.opml_labels(p.double(), target.double(), pseudo == 1,
+                              class_ap.double(), 2.))
+    torch.testing.assert_close(
+        loss.double(),
+        reference.opml(logits.detach().double(), y.double(), 0.4 / 0.6,
+                       0.7 / 0.3))
     # the soft labels are constants: the gradient is that of fixed y
     loss.backward()
     fixed = logits.detach().clone().requires_grad_()

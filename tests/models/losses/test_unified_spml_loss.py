@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from spml_mm.models.losses import GRLoss, UnifiedSPMLLoss, an_loss
 from spml_mm.models.losses.unified_spml_loss import (PRESETS,
                                                      unified_spml_loss)
+from tests.models.losses import reference
 
 
 @pytest.fixture
@@ -19,24 +20,12 @@ def batch():
     return logits, target
 
 
-def standalone(name, logits, target):
-    """Each Table-1 method's loss, written from its own paper, in float64."""
-    z = logits.double()
-    p = torch.sigmoid(z)
-    pos = -p.log()
-    if name == 'an':
-        unobserved = -(1 - p).log()
-    elif name == 'en':  # negatives below tau = 0.5, the rest ignored
-        unobserved = torch.where(p <= 0.5, -(1 - p).log(), 0.)
-    elif name == 'em':  # -alpha H(p), alpha = 0.1
-        unobserved = 0.1 * (p * p.log() + (1 - p) * (1 - p).log())
-    elif name == 'hill':
-        unobserved = (1.5 - p) * p**2
-    elif name == 'splc':  # focal margin (m 1, gamma 2) + Hill, tau = 0.6
-        pm = torch.sigmoid(z - 1)
-        pos = -(1 - pm)**2 * pm.log()
-        unobserved = torch.where(p > 0.6, pos, (1.5 - p) * p**2)
-    return torch.where(target > 0, pos, unobserved).mean()
+def standalone(name, z, target):
+    """Each Table-1 method's loss from reference.py, in float64."""
+    z, s = z.double(), target.double()
+    if name == 'em':  # alpha 0.1
+        return reference.em(z, s, 0.1)
+    return getattr(reference, name)(z, s)
 
 
 @pytest.mark.parametrize('preset', ['an', 'en', 'em', 'hill', 'splc'])

@@ -1,11 +1,13 @@
-"""Every loss's analytic gradient against autograd of its direct formula.
+"""Every loss's analytic gradient against autograd of its formula.
 
 Each ``<method>_value_and_grad`` is evaluated in float64 and compared with
-a reference written literally from the method's equation (plain ``log`` of
-probabilities, autograd for the gradient), on random logits that include
-|z| = 100 and rows with no observed label; the float32 loss op (the one the
-modules call) must give the same value within 1e-6 and back-propagate the
-same gradient.
+the method's reference (``reference.py``, written from docs/methods.md):
+the value within 1e-9, the gradient with autograd of the reference. The
+labels are single positives and partial labels (observed negatives, passed
+as the head passes them: the 0/1 positives and the mask ``n``); the logits
+include |z| = 100 on every kind of label and a row with no observed label.
+The float32 loss op (the one the modules call) must give the same value
+within 1e-6 and back-propagate the same gradient.
 """
 import math
 
@@ -13,134 +15,136 @@ import numpy as np
 import pytest
 import torch
 
-from spml_mm.models.losses.an_loss import an_loss, an_value_and_grad
-from spml_mm.models.losses.em_loss import em_loss, em_value_and_grad
-from spml_mm.models.losses.gr_loss import gr_loss, gr_value_and_grad
-from spml_mm.models.losses.lasd_loss import lasd_loss, lasd_value_and_grad
-from spml_mm.models.losses.opml_loss import (high_rank_penalty,
-                                             high_rank_value_and_grad,
-                                             opml_loss, opml_value_and_grad)
+from spml_mm.models.losses import (an_loss, em_loss, epr_loss, gr_loss,
+                                   high_rank_penalty, lasd_loss, ll_loss,
+                                   opml_loss, partial_bce_loss, role_loss,
+                                   view_consistency)
+from spml_mm.models.losses.an_loss import an_value_and_grad
+from spml_mm.models.losses.consistency import consistency_value_and_grad
+from spml_mm.models.losses.em_loss import em_value_and_grad
+from spml_mm.models.losses.epr_loss import epr_value_and_grad
+from spml_mm.models.losses.gr_loss import gr_value_and_grad
+from spml_mm.models.losses.large_loss import ll_value_and_grad
+from spml_mm.models.losses.lasd_loss import lasd_value_and_grad
+from spml_mm.models.losses.opml_loss import (high_rank_value_and_grad,
+                                             opml_value_and_grad)
+from spml_mm.models.losses.partial_bce_loss import partial_bce_value_and_grad
+from spml_mm.models.losses.role_loss import role_value_and_grad
+from tests.models.losses import reference
 
 
-log = torch.log
-
-
-def ref_an(z, s, eps, lam):
-    p, t = torch.sigmoid(z), s * (1 - 2 * eps) + eps
-    bce = -(t * log(p) + (1 - t) * log(1 - p))
-    return ((s + (1 - s) * lam) * bce).mean()
-
-
-def ref_em(z, s, alpha, beta, neg, t):
-    p = torch.sigmoid(z)
-    entropy = -(p * log(p) + (1 - p) * log(1 - p))
-    bce = -(t * log(p) + (1 - t) * log(1 - p))
-    loss = torch.where(s > 0, -log(p), -alpha * entropy)
-    return torch.where(neg & (s == 0), beta * bce, loss).mean()
-
-
-def ref_gr(z, s, w, b, mu, sigma, q1, q2, q3):
-    p = torch.sigmoid(z)
-    k, v = torch.sigmoid(w * p.detach() + b), torch.exp(
-        -(p.detach() - mu)**2 / (2 * sigma**2))
-    l1 = -log(p) if q1 is None else (1 - p**q1) / q1
-    l2, l3 = (1 - p**q2) / q2, (1 - (1 - p)**q3) / q3
-    return (s * l1 + (1 - s) * v * (k * l2 + (1 - k) * l3)).mean()
-
-
-def ref_lasd(z, s, lam_pos, lam_neg, tau, g_pos, g_neg):
-    p = torch.sigmoid(z)
-    lp, ln = -(1 - p)**g_pos * log(p), -p**g_neg * log(1 - p)
-    pseudo = (p.detach() > tau).double()
-    loss = (s * lp + lam_pos * (1 - s) * pseudo * lp +
-            lam_neg * (1 - s) * (1 - pseudo) * ln)
-    return loss.sum(1).mean()
-
-
-def ref_opml(z, y, alpha, beta, lam, delta):
-    neg = log(alpha + ((1 - y) * torch.exp(z)).sum(1))
-    pos = log(beta + (y * torch.exp(-z)).sum(1))
-    loss = (neg + pos).mean()
-    if lam:
-        sv = torch.linalg.svdvals(torch.sigmoid(z))
-        loss = loss - lam * log(sv**2 + delta).sum()
-    return loss
-
-
-def batch(saturated, seed=0):
-    """Logits (6, 5) and single-positive labels; the last row has none."""
+def labelled_batch(partial, saturated, seed=0):
+    """Logits (8, 6) and labels: rows 0-5 observe one positive and (partial)
+    two negatives, row 6 a positive only, row 7 nothing. Saturated: row 0
+    confident and right on its observed labels, row 1 confident and wrong,
+    and (single positive) the same on the unobserved entries there."""
     g = torch.Generator().manual_seed(seed)
-    z = torch.randn(6, 5, generator=g, dtype=torch.float64) * 3
+    z = torch.randn(8, 6, generator=g, dtype=torch.float64) * 3
+    s = torch.zeros(8, 6, dtype=torch.float64)
+    for i in range(7):
+        order = torch.randperm(6, generator=g)
+        s[i, order[0]] = 1
+        if i < 6:
+            s[i, order[1:3]] = -1
     if saturated:
-        z[0], z[1, :3] = 100., -100.
-    s = torch.zeros(6, 5, dtype=torch.float64)
-    s[torch.arange(5), torch.randint(5, (5, ), generator=g)] = 1
-    return z, s
+        z[0] = torch.where(s[0] != 0, 100. * s[0], z[0])
+        z[1] = torch.where(s[1] != 0, -100. * s[1], z[1])
+    return z, s if partial else s.clamp(min=0)
 
 
+def seeded(shape, seed, dtype=torch.float64):
+    return torch.rand(shape, generator=torch.Generator().manual_seed(seed),
+                      dtype=dtype)
+
+
+#: name -> (value_and_grad, float32 op, reference, hyperparameters(z, s))
 CASES = {
-    'AN': (an_value_and_grad, an_loss, ref_an, lambda s: (0., 1.)),
-    'AN-LS': (an_value_and_grad, an_loss, ref_an, lambda s: (0.1, 1.)),
-    'WAN': (an_value_and_grad, an_loss, ref_an, lambda s: (0., 0.25)),
-    'EM': (em_value_and_grad, em_loss, ref_em,
-           lambda s: (0.2, 0.02, torch.zeros_like(s, dtype=torch.bool),
-                      torch.zeros_like(s))),
-    'EM + APL': (em_value_and_grad, em_loss, ref_em,
-                 lambda s: (0.1, 0.9, torch.rand(s.shape, generator=torch.
-                                                 Generator().manual_seed(1))
-                            < 0.5, torch.full_like(s, 0.03))),
-    'GR': (gr_value_and_grad, gr_loss, ref_gr,
-           lambda s: (2., -2., 0.6, 1.2, None, 0.01, 1.)),
+    'AN': (an_value_and_grad, an_loss, reference.an, lambda z, s: (0., 1.)),
+    'AN-LS': (an_value_and_grad, an_loss, reference.an,
+              lambda z, s: (0.1, 1.)),
+    'WAN': (an_value_and_grad, an_loss, reference.an,
+            lambda z, s: (0., 0.25)),
+    'EM': (em_value_and_grad, em_loss, reference.em,
+           lambda z, s: (0.2, 0.02, torch.zeros_like(s, dtype=torch.bool),
+                         torch.zeros_like(s))),
+    # the bank marks observed entries too: they must ignore it
+    'EM + APL': (em_value_and_grad, em_loss, reference.em,
+                 lambda z, s: (0.1, 0.9, seeded(s.shape, 1) < 0.5,
+                               seeded(s.shape, 2) * 0.2)),
+    'GR': (gr_value_and_grad, gr_loss, reference.gr,
+           lambda z, s: (2., -2., 0.6, 1.2, None, 0.01, 1.)),
     'GR q1, per-class beta': (
-        gr_value_and_grad, gr_loss, ref_gr,
-        lambda s: (torch.linspace(0., 10., 5, dtype=s.dtype), -8., 0.8, 0.5,
-                   0.01, 0.01, 1.5)),
-    'LASD': (lasd_value_and_grad, lasd_loss, ref_lasd,
-             lambda s: (0.1, 0.0564, 0.9, 0., 4.)),
-    'LASD gamma_pos': (lasd_value_and_grad, lasd_loss, ref_lasd,
-                       lambda s: (0.03, 0.02, 0.5, 1., 2.)),
-    'OPML': (opml_value_and_grad, opml_loss, ref_opml,
-             lambda s: (1., 1., 0., 0.01)),
+        gr_value_and_grad, gr_loss, reference.gr,
+        lambda z, s: (torch.linspace(0., 10., 6, dtype=s.dtype), -8., 0.8,
+                      0.5, 0.01, 0.01, 1.5)),
+    'LASD': (lasd_value_and_grad, lasd_loss, reference.lasd,
+             lambda z, s: (0.1, 0.0564, 0.9, 0., 4.)),
+    # tau 0.05: most unobserved labels pseudo positives, observed
+    # negatives never
+    'LASD low tau, gammas': (lasd_value_and_grad, lasd_loss, reference.lasd,
+                             lambda z, s: (0.03, 0.02, 0.05, 1., 2.)),
+    'LL-R': (ll_value_and_grad, ll_loss, reference.ll,
+             lambda z, s: (reference.large_losses(z, s, 9), False)),
+    'LL-Ct': (ll_value_and_grad, ll_loss, reference.ll,
+              lambda z, s: (reference.large_losses(z, s, 9), True)),
+    'EPR': (epr_value_and_grad, epr_loss, reference.epr,
+            lambda z, s: (2.06, )),
+    'ROLE': (role_value_and_grad, role_loss, reference.role,
+             lambda z, s: ((seeded(s.shape, 4) - 0.5) * 12, 2.06)),
+    'partial-BCE': (partial_bce_value_and_grad, partial_bce_loss,
+                    reference.partial_bce, lambda z, s: (-40 / 9, 1.)),
+    'partial-BCE gamma 2': (partial_bce_value_and_grad, partial_bce_loss,
+                            reference.partial_bce, lambda z, s: (0.5, 2.)),
+    'OPML': (opml_value_and_grad, opml_loss, reference.opml,
+             lambda z, s: (1., 1., 0., 0.01)),
     'OPML-SP soft labels + high rank': (
-        opml_value_and_grad, opml_loss, ref_opml,
-        lambda s: (0.6, 2.3, 0.01, 0.01)),
+        opml_value_and_grad, opml_loss, reference.opml,
+        lambda z, s: (0.6, 2.3, 0.01, 0.01)),
 }
 
 
-def labels(name, z, s):
-    """Soft labels p * AP for OPML-SP; the observed matrix otherwise."""
-    if name.startswith('OPML-SP'):
-        ap = torch.linspace(0.2, 0.9, z.size(1))
-        return torch.where(s > 0, s, torch.sigmoid(z) * ap)
-    return s
+def opml_y(name, z, s):
+    """OPML's labels; OPML-SP's soft labels from float32 p, so that the
+    float32 run holds the same ones (a soft label meets e^100)."""
+    ap = torch.linspace(0.2, 0.9, z.size(1), dtype=torch.float64)
+    p = torch.sigmoid(z.detach().float()).double()
+    return reference.opml_labels(p, s, torch.zeros_like(s, dtype=torch.bool),
+                                 ap if name.startswith('OPML-SP') else None)
 
 
-@pytest.mark.parametrize('saturated', [False, True])
+def call(name, function, z, s, hyper):
+    """``function`` given what the head passes: the 0/1 positives and, with
+    observed negatives, their mask ``n`` (LL's loss takes none: its
+    selection skips them); OPML the labels y."""
+    if name.startswith('OPML'):
+        return function(z, opml_y(name, z, s).to(z.dtype), *hyper)
+    positives, negatives = s.clamp(min=0), s < 0
+    if name.startswith('LL') or not negatives.any():
+        return function(z, positives, *hyper)
+    return function(z, positives, *hyper, n=negatives)
+
+
+@pytest.mark.parametrize('saturated', [False, True],
+                         ids=['moderate', 'saturated'])
+@pytest.mark.parametrize('partial', [False, True],
+                         ids=['single-positive', 'partial'])
 @pytest.mark.parametrize('name', CASES)
-def test_gradient_is_autograd_of_the_formula(name, saturated):
-    value_and_grad, loss, reference, args = CASES[name]
-    z, s = batch(saturated)
-    # labels a float32 run can hold exactly (tiny soft labels meet e^100)
-    y = labels(name, z.float(), s.float()).double()
-    hyper = args(s)
-    value, grad = value_and_grad(z, y, *hyper)
+def test_gradient_is_autograd_of_the_formula(name, partial, saturated):
+    value_and_grad, loss, formula, args = CASES[name]
+    z, s = labelled_batch(partial, saturated)
+    hyper = args(z, s)
+    value, grad = call(name, value_and_grad, z, s, hyper)
 
     z_ref = z.clone().requires_grad_()
-    expected = reference(z_ref, y, *hyper)
+    y = opml_y(name, z, s) if name.startswith('OPML') else s
+    expected = formula(z_ref, y, *hyper)
     expected_grad, = torch.autograd.grad(expected, z_ref)
-    finite = torch.isfinite(expected_grad).all()
-    assert torch.isfinite(grad).all()
-    if saturated and not finite:
-        # log(1 - p) of p = 1.0 in float64: only the stable form is finite
-        assert name.startswith(('AN', 'WAN', 'EM', 'LASD', 'GR'))
-    else:
-        torch.testing.assert_close(value, expected, rtol=1e-9, atol=1e-9)
-        torch.testing.assert_close(grad, expected_grad, rtol=1e-7,
-                                   atol=1e-9)
+    torch.testing.assert_close(value, expected, rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(grad, expected_grad, rtol=1e-7, atol=1e-9)
 
     # the float32 op: same value within 1e-6, same gradient backwards
     z32 = z.float().requires_grad_()
-    out = loss(z32, y.float(), *[
+    out = call(name, loss, z32, s.float(), [
         h.float() if torch.is_tensor(h) and h.is_floating_point() else h
         for h in hyper
     ])
@@ -149,6 +153,20 @@ def test_gradient_is_autograd_of_the_formula(name, saturated):
     (3 * out).backward()
     torch.testing.assert_close(z32.grad.double(), 3 * grad, rtol=1e-4,
                                atol=1e-7)
+
+
+def test_observed_negatives_change_the_losses():
+    """Each loss treats -1 as neither a positive nor an unobserved label:
+    the value differs from both readings (plain AN and LL excepted, for
+    which an unobserved label is already a negative of weight 1)."""
+    z, s = labelled_batch(partial=True, saturated=False)
+    for name, (value_and_grad, _, _, args) in CASES.items():
+        hyper = args(z, s)
+        value = call(name, value_and_grad, z, s, hyper)[0]
+        if name not in ('AN', 'AN-LS', 'LL-R', 'LL-Ct', 'OPML'):
+            assert value != call(name, value_and_grad, z, s.clamp(min=0),
+                                 hyper)[0], name
+        assert value != call(name, value_and_grad, z, s.abs(), hyper)[0], name
 
 
 def test_high_rank_term_against_svd_for_both_shapes():
@@ -178,7 +196,7 @@ def test_high_rank_term_against_svd_for_both_shapes():
 
 
 def test_autocast_keeps_float32_and_returns_the_input_dtype():
-    z, s = batch(True)
+    z, s = labelled_batch(False, True)
     z16 = z.to(torch.bfloat16).requires_grad_()
     with torch.autocast('cpu', dtype=torch.bfloat16):
         out = opml_loss(z16, s.float(), 1., 1., 0.01, 0.01)
@@ -189,16 +207,12 @@ def test_autocast_keeps_float32_and_returns_the_input_dtype():
 
 
 def test_consistency_gradient_is_autograd_of_the_formula():
-    from spml_mm.models.losses.consistency import (consistency_value_and_grad,
-                                                   view_consistency)
     g = torch.Generator().manual_seed(5)
     views = torch.randn(3, 4, 6, generator=g, dtype=torch.float64) * 3
     views[0, 0] = 100.
     value, grad = consistency_value_and_grad(views)
     ref = views.clone().requires_grad_()
-    p = torch.sigmoid(ref)
-    expected = sum(((p[i] - p[j])**2).sum(-1) for i in range(3)
-                   for j in range(i + 1, 3)).mean()
+    expected = reference.consistency(ref)
     expected_grad, = torch.autograd.grad(expected, ref)
     torch.testing.assert_close(value, expected)
     torch.testing.assert_close(grad, expected_grad)
