@@ -141,7 +141,8 @@ class SPMLAveragePrecision(BaseMetric):
                 known.zero_()
                 known[torch.as_tensor(sample['gt_label_neg'],
                                       dtype=torch.long).cpu()] = -1
-            known[sample['gt_label'].cpu()] = 1
+            known[torch.as_tensor(sample['gt_label'],
+                                  dtype=torch.long).cpu()] = 1
             self.results.append((score.numpy(), known.numpy()))
 
     def compute_metrics(self, results: List) -> dict:
