@@ -72,6 +72,30 @@ def annotated_average_precision_per_class(
                 'no negative': int((positive & ~negative).sum())}
 
 
+def selection_score(metrics: dict, key: str, who: str) -> float:
+    """The validation score ``key`` that a hook selects on.
+
+    Args:
+        metrics (dict): The validation metrics.
+        key (str): The metric's name, e.g. ``'spml/mAP_observed'``.
+        who (str): The hook and its argument, for the message, e.g.
+            ``'SPMLEarlyStoppingHook monitors'``.
+
+    Raises:
+        KeyError: ``key`` is not among ``metrics``; the message lists them
+            and says when ``SPMLAveragePrecision`` leaves a key out.
+    """
+    if key not in metrics:
+        raise KeyError(
+            f'{who} {key!r}, which the validation metrics {sorted(metrics)} '
+            'lack. SPMLAveragePrecision reports spml/mAP only on fully '
+            'labelled images and spml/mAP_annotated only for classes with '
+            'annotated positives and negatives; on single-positive '
+            'validation labels select on spml/mAP_observed (docs/methods.md,'
+            ' Evaluation without full labels).')
+    return float(metrics[key])
+
+
 @METRICS.register_module()
 class SPMLAveragePrecision(BaseMetric):
     """Mean average precision of SPML evaluation, in percent, on full and on
