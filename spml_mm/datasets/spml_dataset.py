@@ -153,9 +153,8 @@ class SPMLDataset(MultiLabelDataset):
         if val_labels not in (None, *VAL_LABELS):
             raise ValueError(f'val_labels must be None or one of '
                              f'{VAL_LABELS}, got {val_labels!r}')
-        if isinstance(val_full_subset, str) or isinstance(
-                val_full_subset, bool) or isinstance(
-                    val_full_subset, (int, np.integer)) and val_full_subset < 1:
+        if isinstance(val_full_subset, (str, bool)) or isinstance(
+                val_full_subset, (int, np.integer)) and val_full_subset < 1:
             raise ValueError(
                 'val_full_subset must be a number of images >= 1 or a list '
                 f'of image paths, got {val_full_subset!r}')

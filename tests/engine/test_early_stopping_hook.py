@@ -18,11 +18,11 @@ def make_runner(name):
         epoch=0)
 
 
-def stop_epoch(hook, scores, runner):
+def stop_epoch(hook, scores, runner, key='spml/mAP'):
     """The 1-based epoch after which the hook stops, or None."""
     for epoch, score in enumerate(scores, 1):
         runner.epoch = epoch
-        hook.after_val_epoch(runner, {'spml/mAP': score})
+        hook.after_val_epoch(runner, {key: score})
         if runner.train_loop.stop_training:
             return epoch
     return None
