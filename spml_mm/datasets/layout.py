@@ -80,6 +80,7 @@ class SPMLLayoutDataset(SPMLDataset):
     """
 
     _parsed_classes: Optional[Sequence[str]] = None
+    _parsed_partial: bool = False
 
     def parse_split(self, official_split: str) -> ParsedSplit:
         """Read the official ``'train'`` or ``'val'`` split."""
@@ -90,6 +91,7 @@ class SPMLLayoutDataset(SPMLDataset):
     ) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
         parsed = self.parse_split(official_split)
         self._parsed_classes = parsed.classes
+        self._parsed_partial = parsed.observed is not None
         for reason, count in parsed.dropped.items():
             if count:
                 print_log(
@@ -100,6 +102,9 @@ class SPMLLayoutDataset(SPMLDataset):
             [osp.join(parsed.image_dir, path) for path in parsed.images],
             dtype=str)
         return images, parsed.labels, parsed.observed
+
+    def annotations_are_partial(self) -> bool:
+        return self._parsed_partial
 
     def _load_class_names(self, num_classes: int) -> List[str]:
         if self._classes_arg is None and self._parsed_classes is not None:

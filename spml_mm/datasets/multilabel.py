@@ -125,8 +125,10 @@ class SPMLMultiLabelDataset(SPMLLayoutDataset):
     Entries with ``gt_label_neg`` make a file partial annotations
     (:func:`load_multilabel_annotations`): the training images then train on
     exactly the annotated positives and negatives (``single_positive=False``
-    for several positives per image), and evaluation counts every class not
-    listed as positive as a negative.
+    for several positives per image), and the validation and test images
+    are evaluated on their annotated entries (``SPMLAveragePrecision``'s
+    ``spml/mAP_annotated``; ``val_labels='full'`` counts every class not
+    listed as positive as a negative instead).
 
     Args:
         data_root (str): Root of the annotation files and the images.
@@ -139,7 +141,8 @@ class SPMLMultiLabelDataset(SPMLLayoutDataset):
             to ``''``.
         **kwargs: The other arguments of :class:`SPMLDataset` (``split``,
             ``val_frac=0.2``, ``split_seed=1200``, ``observe_seed=1200``,
-            ``full_labels=False``, ``classes``, ``pipeline``...).
+            ``full_labels=False``, ``classes``, ``val_labels``,
+            ``val_full_subset``, ``pipeline``...).
 
     Example:
         >>> train_dataloader = dict(dataset=dict(

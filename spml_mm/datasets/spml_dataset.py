@@ -12,6 +12,8 @@ from .validation import DatasetError, label_problems
 
 #: How each protocol split maps onto an official split of the dataset.
 OFFICIAL_SPLIT = dict(train='train', val='train', test='val')
+#: The labels the validation images can carry (``val_labels``).
+VAL_LABELS = ('full', 'observed')
 
 
 @DATASETS.register_module()
@@ -47,10 +49,16 @@ class SPMLDataset(MultiLabelDataset):
     Training samples carry ``gt_label`` (the observed positives),
     ``gt_label_neg`` (the observed negatives, empty in the single-positive
     protocol), ``gt_label_full`` (the true labels, for diagnostics only) and
-    ``sample_idx``; validation and test samples carry the true labels as
-    ``gt_label``. A training pipeline whose ``PackInputs`` drops
-    ``gt_label_neg`` while the split observes negatives is refused: list it
-    in ``algorithm_keys``.
+    ``sample_idx``. Validation and test samples carry the true labels as
+    ``gt_label``, every other class a negative; a sample whose labels are
+    partly unknown carries its known positives as ``gt_label`` and its known
+    negatives as ``gt_label_neg`` (every other class unknown), which
+    :class:`~spml_mm.evaluation.SPMLAveragePrecision` reads. Such samples
+    are the validation images under ``val_labels='observed'`` and the
+    images of partial annotations (:meth:`annotations_are_partial`), test
+    images included. A pipeline whose ``PackInputs`` drops ``gt_label_neg``
+    while the split observes negatives, or evaluates partly unknown labels,
+    is refused: list it in ``algorithm_keys``.
 
     Subclasses that read other layouts override :meth:`load_split_matrices`
     and keep the protocol.
@@ -78,6 +86,23 @@ class SPMLDataset(MultiLabelDataset):
         single_positive (bool): Require exactly one observed positive per
             training image (the single-positive protocol); False accepts
             several. Defaults to True.
+        val_labels (str, optional): The labels of the ``val`` split's images:
+            ``'full'`` (their true labels) or ``'observed'`` (the labels the
+            training images are observed with: the same ``labels_obs`` file,
+            partial annotations or :func:`observe_uniform` draw with
+            ``num_pos``, ``num_neg`` and ``observe_seed``; unobserved
+            classes unknown). None: ``'observed'`` for partial annotations,
+            else ``'full'``. Other splits ignore it. Defaults to None.
+        val_full_subset (int | Sequence[str], optional): Validation images
+            that are fully labelled: a number of them drawn at random
+            (``val_subset_seed``; a smaller number draws a subset of a larger
+            one) or their paths (the image list's entries, or any trailing
+            part of them that names one image). With ``val_labels='full'``
+            the ``val`` split is these images alone; with ``'observed'`` they
+            carry their true labels and the other images their observed ones.
+            Defaults to None (every image).
+        val_subset_seed (int): Seed of the draw of ``val_full_subset``.
+            Defaults to 1200.
         **kwargs: Other arguments of :class:`mmpretrain.datasets.BaseDataset`
             (``pipeline``, ``test_mode``, ``indices``...).
 
@@ -92,6 +117,13 @@ class SPMLDataset(MultiLabelDataset):
         ...          algorithm_keys=('gt_label_full', 'gt_label_neg'))]
         >>> dataset = dict(type='SPMLDataset', data_root='data/voc',
         ...                num_neg=2, pipeline=train_pipeline)
+        >>> # validate on the observed labels, 100 images fully labelled
+        >>> val_dataloader = dict(dataset=dict(
+        ...     type='SPMLDataset', data_root='data/voc', split='val',
+        ...     val_labels='observed', val_full_subset=100,
+        ...     pipeline=[dict(type='LoadImageFromFile'),
+        ...               dict(type='PackInputs',
+        ...                    algorithm_keys=('gt_label_neg', ))]))
     """
 
     SPLITS = tuple(OFFICIAL_SPLIT)
@@ -111,10 +143,21 @@ class SPMLDataset(MultiLabelDataset):
                  full_labels: bool = False,
                  classes: Union[str, Sequence[str], None] = None,
                  single_positive: bool = True,
+                 val_labels: Optional[str] = None,
+                 val_full_subset: Union[int, Sequence[str], None] = None,
+                 val_subset_seed: int = 1200,
                  **kwargs):
         if split not in self.SPLITS:
             raise ValueError(f'split must be one of {self.SPLITS}, got '
                              f'{split!r}')
+        if val_labels not in (None, *VAL_LABELS):
+            raise ValueError(f'val_labels must be None or one of '
+                             f'{VAL_LABELS}, got {val_labels!r}')
+        if isinstance(val_full_subset, (str, bool)) or isinstance(
+                val_full_subset, (int, np.integer)) and val_full_subset < 1:
+            raise ValueError(
+                'val_full_subset must be a number of images >= 1 or a list '
+                f'of image paths, got {val_full_subset!r}')
         if num_pos != 1 and single_positive:
             raise ValueError(
                 f'num_pos={num_pos} observes several positives per image; '
@@ -127,6 +170,9 @@ class SPMLDataset(MultiLabelDataset):
         self.num_neg = num_neg
         self.full_labels = full_labels
         self.single_positive = single_positive
+        self.val_labels = val_labels
+        self.val_full_subset = val_full_subset
+        self.val_subset_seed = val_subset_seed
         self._classes_arg = classes
         super().__init__(
             ann_file='',
@@ -180,6 +226,14 @@ class SPMLDataset(MultiLabelDataset):
                 'fix `classes` (or classes.txt) to match the labels.')
         return names
 
+    def annotations_are_partial(self) -> bool:
+        """Whether the split just read is partial annotations: labels that
+        are the known positives, with known negatives, rather than full
+        labels. False for the interchange format, whose ``labels_obs`` files
+        are drawn from full labels; :class:`SPMLLayoutDataset` says True for
+        annotations with known negatives."""
+        return False
+
     def load_data_list(self) -> List[dict]:
         """Apply the protocol to the official split behind ``self.split``."""
         official = OFFICIAL_SPLIT[self.split]
@@ -192,6 +246,7 @@ class SPMLDataset(MultiLabelDataset):
                 f'{self.data_root}; the matrices must be (N,) and (N, C).')
         self._metainfo['classes'] = tuple(
             self._load_class_names(labels.shape[1]))
+        partial = self.annotations_are_partial()
 
         if official == 'train':
             if observed is None:
@@ -210,11 +265,20 @@ class SPMLDataset(MultiLabelDataset):
         prefix = self.data_prefix['img_path']
         training = self.split == 'train'
         observed_used = training and not self.full_labels
+        # evaluation rows that carry their true labels (the others carry
+        # their observed labels)
+        full_rows = np.full(len(keep), not partial)
+        eval_note = ''
+        if self.split == 'val':
+            keep, full_rows, eval_note = self._val_rows(
+                images, keep, prefix, partial)
+        eval_partial = not training and not full_rows.all()
         where = (f'{type(self).__name__} ({self.data_root}, official '
                  f'{official} split)')
-        problems = label_problems(where, images, labels, keep,
-                                  observed if observed_used else None,
-                                  self.single_positive)
+        problems = label_problems(
+            where, images, labels, keep,
+            observed if observed_used or eval_partial else None,
+            self.single_positive and training)
         if problems:
             raise DatasetError(
                 f'{type(self).__name__} {self.split} split', problems,
@@ -227,31 +291,93 @@ class SPMLDataset(MultiLabelDataset):
                 f'{self.data_root} is empty; check the label files and '
                 f'val_frac={self.val_frac}.')
         data_list = []
-        for i in keep:
+        for i, full_row in zip(keep, full_rows):
             full = np.flatnonzero(labels[i])
             info = dict(img_path=osp.join(prefix, str(images[i])),
                         gt_label=full)
-            if observed_used:
+            if observed_used or eval_partial and not full_row:
                 info.update(gt_label=np.flatnonzero(observed[i] == 1),
                             gt_label_neg=np.flatnonzero(observed[i] == -1))
+            elif eval_partial:  # a fully labelled row among partial ones
+                info['gt_label_neg'] = np.flatnonzero(labels[i] == 0)
             if training:
                 info['gt_label_full'] = full
             data_list.append(info)
-        if observed_used:
-            self._check_negatives_are_packed(observed[keep])
+        if observed_used and (observed[keep] == -1).any():
+            self._check_negatives_are_packed('the images observe negatives')
+        if eval_partial:
+            self._check_negatives_are_packed(
+                'the images are evaluated on partly unknown labels, whose '
+                'known negatives (gt_label_neg) tell them from full labels')
 
         kept = labels[keep]
         seen = ''
-        if observed_used:
-            seen = (f', observed {(observed[keep] == 1).sum(1).mean():.2f} '
-                    'positives and '
-                    f'{(observed[keep] == -1).sum(1).mean():.2f} negatives')
+        if observed_used or eval_partial:
+            rows = keep if observed_used else keep[~full_rows]
+            seen = (f', {"evaluated on " * eval_partial}observed '
+                    f'{(observed[rows] == 1).sum(1).mean():.2f} positives '
+                    f'and {(observed[rows] == -1).sum(1).mean():.2f} '
+                    'negatives')
+            if eval_partial:
+                seen += (f' per image ({len(rows)} images; '
+                         f'{int(full_rows.sum())} fully labelled)')
         print_log(
             f'{type(self).__name__} {self.split}: {len(keep)} images, '
             f'{kept.shape[1]} classes, {kept.sum(1).mean():.2f} positives per '
-            f'image{seen} ({self.data_root}, official {official} split)',
+            f'image{seen}{eval_note} ({self.data_root}, official {official} '
+            'split)',
             logger='current')
         return data_list
+
+    def _val_rows(self, images: np.ndarray, rows: np.ndarray, prefix: str,
+                  partial: bool) -> Tuple[np.ndarray, np.ndarray, str]:
+        """The validation rows, which of them carry their true labels
+        (``val_labels``, ``val_full_subset``), and a note for the log."""
+        mode = self.val_labels or ('observed' if partial else 'full')
+        subset = self.val_full_subset
+        chosen = np.full(len(rows), subset is None)
+        note = ''
+        if subset is not None:
+            chosen = self._full_subset(
+                [osp.join(prefix, str(images[i])) for i in rows])
+            drawn = (f', drawn with seed {self.val_subset_seed}'
+                     if isinstance(subset, (int, np.integer)) else '')
+            note = (f'; val_full_subset: {int(chosen.sum())} fully labelled '
+                    f'images{drawn}')
+        if mode == 'full':
+            return rows[chosen], np.ones(int(chosen.sum()), bool), note
+        return rows, chosen & (subset is not None), note
+
+    def _full_subset(self, paths: List[str]) -> np.ndarray:
+        """Which of the validation images ``paths`` ``val_full_subset``
+        names (a mask)."""
+        subset = self.val_full_subset
+        chosen = np.zeros(len(paths), bool)
+        if isinstance(subset, (int, np.integer)):
+            if subset > len(paths):
+                raise ValueError(
+                    f'{type(self).__name__}: val_full_subset={subset} but '
+                    f'the val split has {len(paths)} images.')
+            rng = np.random.RandomState(self.val_subset_seed)
+            chosen[rng.permutation(len(paths))[:subset]] = True
+            return chosen
+        paths = [osp.normpath(p) for p in paths]
+        problems = []
+        for name in subset:
+            name = osp.normpath(str(name))
+            found = [k for k, p in enumerate(paths)
+                     if p == name or p.endswith(osp.sep + name)]
+            if len(found) != 1:
+                problems.append(
+                    f'{name!r} names {len(found)} validation images' +
+                    (f' ({", ".join(paths[k] for k in found[:3])})'
+                     if found else ''))
+            chosen[found] = True
+        if problems:
+            raise ValueError(
+                f'{type(self).__name__}: val_full_subset must name one '
+                'validation image per entry: ' + '; '.join(problems[:10]))
+        return chosen
 
     def _without_positive_left_out(self, images: np.ndarray,
                                    labels: np.ndarray,
@@ -267,16 +393,15 @@ class SPMLDataset(MultiLabelDataset):
                 logger='current')
         return rows[~empty]
 
-    def _check_negatives_are_packed(self, observed: np.ndarray) -> None:
-        """Refuse a ``PackInputs`` that would drop observed negatives."""
-        if not (observed == -1).any():
-            return
+    def _check_negatives_are_packed(self, why: str) -> None:
+        """Refuse a ``PackInputs`` that would drop ``gt_label_neg``."""
         for transform in getattr(self.pipeline, 'transforms', []):
             if isinstance(transform, PackInputs) and \
                     'gt_label_neg' not in transform.algorithm_keys:
+                keys = ('gt_label_full', 'gt_label_neg') if \
+                    self.split == 'train' else ('gt_label_neg', )
                 raise ValueError(
-                    f'{type(self).__name__} {self.split} split: the images '
-                    'observe negatives, but PackInputs drops them; add '
+                    f'{type(self).__name__} {self.split} split: {why}, but '
+                    'PackInputs drops them; add '
                     "'gt_label_neg' to its algorithm_keys, e.g. "
-                    "dict(type='PackInputs', algorithm_keys=("
-                    "'gt_label_full', 'gt_label_neg')).")
+                    f"dict(type='PackInputs', algorithm_keys={keys}).")

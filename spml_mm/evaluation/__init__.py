@@ -1,7 +1,10 @@
-from .metrics import (SPMLAveragePrecision, average_precision_per_class,
-                      mean_average_precision)
+from .metrics import (SPMLAveragePrecision,
+                      annotated_average_precision_per_class,
+                      average_precision_per_class, mean_average_precision,
+                      selection_score)
 
 __all__ = [
-    'SPMLAveragePrecision', 'average_precision_per_class',
-    'mean_average_precision'
+    'SPMLAveragePrecision', 'annotated_average_precision_per_class',
+    'average_precision_per_class', 'mean_average_precision',
+    'selection_score'
 ]

@@ -1,8 +1,9 @@
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from mmengine.evaluator import BaseMetric
+from mmengine.logging import print_log
 from mmpretrain.registry import METRICS
 from sklearn.metrics import average_precision_score
 
@@ -36,17 +37,101 @@ def mean_average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(average_precision_per_class(scores, labels).mean())
 
 
-@METRICS.register_module()
-class SPMLAveragePrecision(BaseMetric):
-    """Mean average precision of SPML evaluation, in percent.
+def annotated_average_precision_per_class(
+        scores: np.ndarray, known: np.ndarray) -> Tuple[np.ndarray, dict]:
+    """Average precision of each class over its annotated entries only, in
+    percent.
 
-    Defined in docs/methods.md, "The protocol".
-
-    Reads ``pred_score`` and the true labels ``gt_label`` of every sample;
-    reports ``spml/mAP`` and, optionally, ``spml/AP_<class>``.
+    The unknown entries (0 in ``known``) are left out of each class's
+    ranking. A class without an annotated positive has no AP, nor has one
+    without an annotated negative (its AP would be 100 whatever the scores):
+    both are NaN and counted.
 
     Args:
-        per_class (bool): Also report each class's AP. Defaults to False.
+        scores (np.ndarray): Predicted scores, shape (N, C).
+        known (np.ndarray): Labels (N, C): +1 known positive, -1 known
+            negative, 0 unknown.
+
+    Returns:
+        tuple[np.ndarray, dict]: AP per class (C,), in percent, NaN where
+        left out; and the number of classes left out, ``'no positive'`` and
+        ``'no negative'`` (a class with neither counts as no positive).
+    """
+    scores, known = np.asarray(scores), np.asarray(known)
+    if scores.shape != known.shape or scores.ndim != 2:
+        raise ValueError(f'scores and labels must both be (N, C), got '
+                         f'{scores.shape} and {known.shape}')
+    positive = (known == 1).any(0)
+    negative = (known == -1).any(0)
+    ap = np.full(known.shape[1], np.nan)
+    for k in np.flatnonzero(positive & negative):
+        rows = known[:, k] != 0
+        ap[k] = 100 * average_precision_score(known[rows, k] == 1,
+                                              scores[rows, k])
+    return ap, {'no positive': int((~positive).sum()),
+                'no negative': int((positive & ~negative).sum())}
+
+
+def selection_score(metrics: dict, key: str, who: str) -> float:
+    """The validation score ``key`` that a hook selects on.
+
+    Args:
+        metrics (dict): The validation metrics.
+        key (str): The metric's name, e.g. ``'spml/mAP_observed'``.
+        who (str): The hook and its argument, for the message, e.g.
+            ``'SPMLEarlyStoppingHook monitors'``.
+
+    Raises:
+        KeyError: ``key`` is not among ``metrics``; the message lists them
+            and says when ``SPMLAveragePrecision`` leaves a key out.
+    """
+    if key not in metrics:
+        raise KeyError(
+            f'{who} {key!r}, which the validation metrics {sorted(metrics)} '
+            'lack. SPMLAveragePrecision reports spml/mAP only on fully '
+            'labelled images and spml/mAP_annotated only for classes with '
+            'annotated positives and negatives; on single-positive '
+            'validation labels select on spml/mAP_observed (docs/methods.md,'
+            ' Evaluation without full labels).')
+    return float(metrics[key])
+
+
+@METRICS.register_module()
+class SPMLAveragePrecision(BaseMetric):
+    """Mean average precision of SPML evaluation, in percent, on full and on
+    partly unknown labels.
+
+    Defined in docs/methods.md, "The protocol" and "Evaluation without full
+    labels".
+
+    Reads ``pred_score``, the positives ``gt_label`` and, on a sample whose
+    labels are partly unknown, its known negatives ``gt_label_neg`` (every
+    class in neither list unknown; a sample without ``gt_label_neg`` is
+    fully labelled, every class not in ``gt_label`` a negative). Reports,
+    from one pass:
+
+    - ``spml/mAP``: against the full labels, over the fully labelled samples
+      (those without ``gt_label_neg``, or whose two lists cover every
+      class); a class without a positive counts 0. Left out when no sample
+      is fully labelled;
+    - ``spml/mAP_observed``: against the known positives, every other entry
+      a negative (the community code's observed-label mAP), over every
+      sample;
+    - ``spml/mAP_annotated``: over the annotated entries only, each class on
+      the samples where it is known (:func:`annotated_average_precision_per
+      _class`); the classes without an annotated positive or negative are
+      left out and counted in the log. Left out when no class has both.
+
+    On fully labelled data the three agree, except that ``mAP_annotated``
+    leaves out classes that ``mAP`` counts 0. Where no sample is fully
+    labelled (partial-label test data, validation on observed labels)
+    ``mAP_annotated`` comes first and the log line says it is the one to
+    read. Each is a key for ``save_best`` and ``SPMLEarlyStoppingHook``.
+
+    Args:
+        per_class (bool): Also report each class's AP, as ``spml/AP_<class>``,
+            ``spml/AP_observed_<class>`` and ``spml/AP_annotated_<class>``
+            (the classes left out omitted). Defaults to False.
         collect_device (str): Device for gathering results across ranks.
             Defaults to ``'cpu'``.
         prefix (str, optional): Prefix of the metric names. Defaults to
@@ -56,6 +141,10 @@ class SPMLAveragePrecision(BaseMetric):
         >>> val_evaluator = dict(type='SPMLAveragePrecision')
         >>> default_hooks = dict(checkpoint=dict(
         ...     type='CheckpointHook', save_best='spml/mAP', rule='greater'))
+        >>> # validation on observed labels: select on what they give
+        >>> default_hooks = dict(checkpoint=dict(
+        ...     type='CheckpointHook', save_best='spml/mAP_observed',
+        ...     rule='greater'))
     """
 
     default_prefix: Optional[str] = 'spml'
@@ -70,17 +159,72 @@ class SPMLAveragePrecision(BaseMetric):
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         for sample in data_samples:
             score = sample['pred_score'].float().cpu()
-            label = torch.zeros_like(score, dtype=torch.uint8)
-            label[sample['gt_label'].cpu()] = 1
-            self.results.append((score.numpy(), label.numpy()))
+            # +1 known positive, -1 known negative, 0 unknown
+            known = torch.full_like(score, -1, dtype=torch.int8)
+            if 'gt_label_neg' in sample:
+                known.zero_()
+                known[torch.as_tensor(sample['gt_label_neg'],
+                                      dtype=torch.long).cpu()] = -1
+            known[torch.as_tensor(sample['gt_label'],
+                                  dtype=torch.long).cpu()] = 1
+            self.results.append((score.numpy(), known.numpy()))
 
     def compute_metrics(self, results: List) -> dict:
         scores = np.stack([r[0] for r in results])
-        labels = np.stack([r[1] for r in results])
-        ap = average_precision_per_class(scores, labels)
-        metrics = dict(mAP=float(ap.mean()))
-        if self.per_class:
-            classes = (self.dataset_meta or {}).get(
-                'classes', [str(k) for k in range(len(ap))])
-            metrics.update({f'AP_{c}': float(v) for c, v in zip(classes, ap)})
+        known = np.stack([r[1] for r in results])
+        full = (known != 0).all(1)
+        annotated, left_out = annotated_average_precision_per_class(
+            scores, known)
+        values = {'': None, '_annotated': None,
+                  '_observed': average_precision_per_class(
+                      scores, known == 1)}
+        if full.any():
+            values[''] = average_precision_per_class(scores[full],
+                                                     known[full] == 1)
+        if not np.isnan(annotated).all():
+            values['_annotated'] = annotated
+        classes = (self.dataset_meta or {}).get(
+            'classes', [str(k) for k in range(known.shape[1])])
+        metrics = {}
+        for suffix, ap in values.items():
+            if ap is None:
+                continue
+            metrics[f'mAP{suffix}'] = float(np.nanmean(ap))
+            if self.per_class:
+                metrics.update({f'AP{suffix}_{c}': float(v)
+                                for c, v in zip(classes, ap)
+                                if not np.isnan(v)})
+        if not full.all() or sum(left_out.values()):
+            self._log_unknowns(known, full, left_out, values)
         return metrics
+
+    def _log_unknowns(self, known: np.ndarray, full: np.ndarray,
+                      left_out: dict, values: dict) -> None:
+        """Say what the unknown labels leave out, and which mAP to read."""
+        key = f'{self.prefix}/mAP'
+        shown = ', '.join(f'{v} without an annotated {k[3:]}'
+                          for k, v in left_out.items() if v)
+        num, num_full = len(known), int(full.sum())
+        parts = []
+        if num_full < num:
+            parts.append(f'{num - num_full} of {num} images with partly '
+                         f'unknown labels ({num_full} fully labelled)')
+        if values['_annotated'] is None:
+            parts.append(f'{key}_annotated not reported: every class lacks '
+                         f'annotated positives or negatives ({shown})')
+        else:
+            parts.append(f'{key}_annotated over annotated entries only '
+                         '(unknown ones masked)' +
+                         (f', {sum(left_out.values())} of {known.shape[1]} '
+                          f'classes left out ({shown})' if shown else ''))
+        if num_full < num:
+            parts.append(f'{key}_observed counts unknown entries as '
+                         'negatives')
+            parts.append(f'{key} over the {num_full} fully labelled images'
+                         if num_full else
+                         f'{key} (full labels) not reported, read '
+                         f'{key}_annotated' if values['_annotated'] is not None
+                         else f'{key} (full labels) not reported, read '
+                         f'{key}_observed')
+        print_log(f'{type(self).__name__}: {"; ".join(parts)}.',
+                  logger='current')

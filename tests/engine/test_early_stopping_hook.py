@@ -18,11 +18,11 @@ def make_runner(name):
         epoch=0)
 
 
-def stop_epoch(hook, scores, runner):
+def stop_epoch(hook, scores, runner, key='spml/mAP'):
     """The 1-based epoch after which the hook stops, or None."""
     for epoch, score in enumerate(scores, 1):
         runner.epoch = epoch
-        hook.after_val_epoch(runner, {'spml/mAP': score})
+        hook.after_val_epoch(runner, {key: score})
         if runner.train_loop.stop_training:
             return epoch
     return None
@@ -95,3 +95,22 @@ def test_demo_run_stops_by_the_rule_and_keeps_the_best(tiny_demo, tmp_path):
     assert f'Early stopping after epoch {expected}' in out
     best = max(range(len(scores)), key=scores.__getitem__) + 1
     assert tmp_path.joinpath('em', f'best_spml_mAP_epoch_{best}.pth').is_file()
+
+
+def test_any_metric_key_can_be_monitored():
+    runner = make_runner('observed_key')
+    hook = SPMLEarlyStoppingHook(monitor='spml/mAP_observed')
+    for epoch, score in enumerate([30., 35., 34.], 1):
+        runner.epoch = epoch
+        hook.after_val_epoch(runner, {'spml/mAP_annotated': 90.,
+                                      'spml/mAP_observed': score})
+    assert runner.train_loop.stop_training
+    assert runner.message_hub.get_info(
+        'early_stopping/best_spml/mAP_observed') == 35.
+    # spml/mAP is not reported on observed validation labels
+    with pytest.raises(KeyError, match=r"monitors 'spml/mAP', which the "
+                       r"validation metrics \['spml/mAP_observed'\] lack\. "
+                       r'SPMLAveragePrecision reports spml/mAP only on fully '
+                       'labelled images'):
+        SPMLEarlyStoppingHook().after_val_epoch(
+            make_runner('no_full'), {'spml/mAP_observed': 1.})

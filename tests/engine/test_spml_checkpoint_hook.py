@@ -209,3 +209,12 @@ def test_resume_without_optimizer_state_stops_unless_weights_only(tmp_path):
                          load_from=bare, checkpoint=hook, name='nostate3')
     runner.train()
     assert runner.epoch == 2
+
+
+def test_a_best_metric_that_validation_lacks_is_named():
+    from spml_mm.engine.hooks import SPMLCheckpointHook
+    hook = SPMLCheckpointHook(save_best='spml/mAP', rule='greater')
+    with pytest.raises(KeyError, match=r"save_best=\.\.\.\) names 'spml/mAP'"
+                       r", which the validation metrics \['spml/mAP_"
+                       r"observed'\] lack\."):
+        hook._save_best_checkpoint(None, {'spml/mAP_observed': 50.})

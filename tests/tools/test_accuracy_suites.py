@@ -53,6 +53,24 @@ def test_best_val_map_ignores_the_test_lines():
     assert accuracy.best_val_map(log) == 26.183
 
 
+def test_selection_on_another_metric_key():
+    log = ('Epoch(val) [1][2/2]    spml/mAP_annotated: 80.0000  '
+           'spml/mAP_observed: 41.5000  data_time: 0.03\n'
+           'Epoch(val) [2][2/2]    spml/mAP_annotated: 70.0000  '
+           'spml/mAP_observed: 43.2500  data_time: 0.02\n')
+    assert accuracy.best_val_map(log, 'spml/mAP_observed') == 43.25
+    assert accuracy.best_val_map(log, 'spml/mAP_annotated') == 80.
+    with pytest.raises(ValueError):  # no spml/mAP in this log
+        accuracy.best_val_map(log)
+    key = 'spml/mAP_observed'
+    assert accuracy.select_options('configs/an/an_vgg11bn_demo.py', key) == [
+        f'default_hooks.checkpoint.save_best={key}']
+    assert accuracy.select_options(
+        'configs/grloss/grloss_vgg11bn_demo.py', key) == [
+            f'default_hooks.checkpoint.save_best={key}',
+            f'default_hooks.early_stopping.monitor={key}']
+
+
 def test_a_reduced_linear_proxy_reads_its_own_feature_cache():
     cache = 'data/proxy-voc-f0.2/features/efficientnet-lite0_128px.npz'
     assert accuracy.feature_cache('proxy-voc', 0.2) == cache

@@ -14,6 +14,10 @@ Example:
     python tools/benchmark/accuracy.py --quick   # one tiny run per method (CI)
     python tools/benchmark/accuracy.py --suite proxy-voc --seeds 0 1 2
     python tools/benchmark/accuracy.py --suite proxy-voc --lr-search 1e-3 1e-4
+    # select epoch, checkpoint and rate on the observed validation labels
+    python tools/benchmark/accuracy.py --select-metric spml/mAP_observed \
+        --cfg-options val_dataloader.dataset.val_labels=observed \
+        "val_dataloader.dataset.pipeline.1.algorithm_keys=[gt_label_neg]"
 """
 import argparse
 import glob
@@ -204,10 +208,26 @@ def run(cmd):
     return proc.stdout + proc.stderr
 
 
-def best_val_map(train_output):
-    """The best validation mAP a ``tools/train.py`` log reports."""
-    found = re.findall(r'Epoch\(val\).*?spml/mAP: ([\d.]+)', train_output)
+def best_val_map(train_output, key='spml/mAP'):
+    """The best validation value of the metric ``key`` a ``tools/train.py``
+    log reports."""
+    found = re.findall(rf'Epoch\(val\).*?{re.escape(key)}: ([\d.]+)',
+                       train_output)
     return max(float(m) for m in found)
+
+
+def select_options(config, key):
+    """``--cfg-options`` that keep the best checkpoint, and stop early where
+    the config does, on the validation metric ``key``."""
+    from mmengine.config import Config
+    cfg = Config.fromfile(osp.join(REPO, config))
+    options = [f'default_hooks.checkpoint.save_best={key}']
+    if cfg.get('default_hooks', {}).get('early_stopping'):
+        options.append(f'default_hooks.early_stopping.monitor={key}')
+    options += [f'custom_hooks.{i}.monitor={key}'
+                for i, hook in enumerate(cfg.get('custom_hooks', []))
+                if hook.get('type') == 'SPMLEarlyStoppingHook']
+    return options
 
 
 def train_and_test(config, work_dir, seed, options):
@@ -242,11 +262,13 @@ def summarize(results, methods):
 
 
 def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
-                  output='accuracy', title=None, runs=None):
+                  output='accuracy', title=None, runs=None,
+                  select_metric='spml/mAP'):
     """The table, plot and page; ``before`` (rows of an earlier run) adds
     its mean and std and the change of the mean per method. ``suite`` (or
     ``title``) names the data in the text, ``output`` the output files;
-    ``runs`` (the results json) adds the learning rates runs were given."""
+    ``runs`` (the results json) adds the learning rates runs were given;
+    ``select_metric`` is the validation metric that chose the epoch."""
     title = title or SUITE_TITLES[suite]
     extra = ' {} (%) | change |'.format(before[0]) if before else ''
     lines = [
@@ -277,7 +299,8 @@ def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
     note = ' (quick mode: 2 epochs on 96 images; not meaningful)' if quick \
         else ''
     md = '\n'.join([
-        f'{title}, test mAP of the best validation epoch{note}; '
+        f'{title}, test mAP of the best validation epoch (on '
+        f'`{select_metric}`){note}; '
         'mean and population standard deviation over the seeds.', '',
         *lines, '', f'Command: `{command}`', '',
         f'Machine: {machine_summary()}', '', f'![accuracy]({output}.png)', ''
@@ -330,6 +353,11 @@ def main():
                         help='train each method at the learning rate of its '
                         'best validation mAP in this suite\'s --lr-search '
                         'results')
+    parser.add_argument('--select-metric', default='spml/mAP', metavar='KEY',
+                        help='validation metric that chooses the best '
+                        'checkpoint, early stopping and the --lr-search '
+                        'rate, e.g. spml/mAP_observed with observed '
+                        'validation labels (named in the results)')
     parser.add_argument('--methods', nargs='+', choices=list(METHODS),
                         help="default: every method of the suite")
     parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
@@ -397,10 +425,11 @@ def main():
             args.cfg_options
         if method in lrs:
             options.append(f'optim_wrapper.optimizer.lr={lrs[method]}')
+        options += select_options(config, args.select_metric)
         mAP, seconds = train_and_test(config, work_dir, seed, options)
         results = record(json_path, method, str(seed), dict(
-            mAP=mAP, seconds=seconds, **({'lr': lrs[method]}
-                                         if method in lrs else {})))
+            mAP=mAP, seconds=seconds, select_metric=args.select_metric,
+            **({'lr': lrs[method]} if method in lrs else {})))
         progress.update()
     print()
     command = 'python tools/benchmark/accuracy.py ' + ' '.join(sys.argv[1:])
@@ -409,7 +438,8 @@ def main():
         with open(args.compare[0]) as f:
             before = (args.compare[1], summarize(json.load(f), args.methods))
     write_outputs(summarize(results, args.methods), out_dir, command,
-                  args.quick, before, args.suite, name, title, results)
+                  args.quick, before, args.suite, name, title, results,
+                  args.select_metric)
     if not args.quick and args.suite == 'demo':
         render_results_page(osp.join(REPO, 'docs'))
 
@@ -440,9 +470,12 @@ def lr_search(args, name, out_dir, work_root, title):
         out = run([sys.executable, 'tools/train.py', config, '--work-dir',
                    work_dir, '--cfg-options', f'randomness.seed={seed}',
                    f'optim_wrapper.optimizer.lr={lr}',
-                   *proxy_options(args.suite, args.fraction, config)])
+                   *proxy_options(args.suite, args.fraction, config),
+                   *args.cfg_options,
+                   *select_options(config, args.select_metric)])
         found = record(json_path, method, f'{lr:g}', dict(
-            val_mAP=best_val_map(out), seconds=time.time() - start))
+            val_mAP=best_val_map(out, args.select_metric),
+            select_metric=args.select_metric, seconds=time.time() - start))
         progress.update()
     lines = ['| method | config | ' + ' | '.join(
         f'lr {lr:g}' for lr in args.lr_search) + ' | chosen |',
@@ -458,8 +491,8 @@ def lr_search(args, name, out_dir, work_root, title):
                      f' | {chosen_lrs(found)[method]:g} |')
     md = '\n'.join([
         f'{title}, {args.regime} regime: best validation '
-        f'mAP over the epochs per learning rate (seed {seed}; the test set '
-        'is not used).', '', *lines, '',
+        f'`{args.select_metric}` over the epochs per learning rate (seed '
+        f'{seed}; the test set is not used).', '', *lines, '',
         'Command: `python tools/benchmark/accuracy.py ' +
         ' '.join(sys.argv[1:]) + '`', '', f'Machine: {machine_summary()}', ''
     ])

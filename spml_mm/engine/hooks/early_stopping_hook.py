@@ -3,6 +3,8 @@ from typing import Dict, Optional
 from mmengine.hooks import Hook
 from mmpretrain.registry import HOOKS
 
+from spml_mm.evaluation import selection_score
+
 
 @HOOKS.register_module()
 class SPMLEarlyStoppingHook(Hook):
@@ -24,6 +26,13 @@ class SPMLEarlyStoppingHook(Hook):
     information, which checkpoints carry, so a resumed run applies the same
     rule as an uninterrupted one.
 
+    Any validation metric can be watched: ``SPMLAveragePrecision``'s
+    ``spml/mAP`` (full labels), ``spml/mAP_observed`` (observed labels,
+    unknown ones negative) or ``spml/mAP_annotated`` (annotated entries
+    only), e.g. the observed ones on a validation split with
+    ``val_labels='observed'`` (docs/methods.md, "Evaluation without full
+    labels"); the log names it when training starts and when it stops.
+
     Args:
         monitor (str): Validation metric to watch, higher is better.
             Defaults to ``'spml/mAP'`` (in percent).
@@ -34,6 +43,9 @@ class SPMLEarlyStoppingHook(Hook):
 
     Example:
         >>> custom_hooks = [dict(type='SPMLEarlyStoppingHook', max_drop=2.)]
+        >>> # on observed validation labels
+        >>> custom_hooks = [dict(type='SPMLEarlyStoppingHook',
+        ...                      monitor='spml/mAP_observed')]
     """
 
     # before CheckpointHook ('VERY_LOW'), which saves the best checkpoint
@@ -52,16 +64,19 @@ class SPMLEarlyStoppingHook(Hook):
     def _key(self) -> str:
         return f'early_stopping/best_{self.monitor}'
 
+    def before_train(self, runner) -> None:
+        rule = ('the first epoch that is no new best' if self.max_drop is None
+                else f'more than {self.max_drop} below the best')
+        runner.logger.info(f'SPMLEarlyStoppingHook: stops at {rule} of the '
+                           f'validation metric {self.monitor}.')
+
     def after_val_epoch(self,
                         runner,
                         metrics: Optional[Dict[str, float]] = None) -> None:
         if not metrics:
             return
-        if self.monitor not in metrics:
-            raise KeyError(
-                f'SPMLEarlyStoppingHook monitors {self.monitor!r}, which the '
-                f'validation metrics {sorted(metrics)} lack; set `monitor`.')
-        score = float(metrics[self.monitor])
+        score = selection_score(metrics, self.monitor,
+                                'SPMLEarlyStoppingHook monitors')
         best = runner.message_hub.get_info(self._key)
         if best is None or score > best:
             runner.message_hub.update_info(self._key, score)

@@ -9,6 +9,7 @@ from mmengine.optim import OptimWrapper
 from mmengine.utils import apply_to
 from mmpretrain.registry import HOOKS
 
+from spml_mm.evaluation import selection_score
 from spml_mm.utils import find_last_checkpoint, write_atomically
 from spml_mm.utils.atomic_backend import PARTIAL_SUFFIX
 
@@ -44,6 +45,9 @@ class SPMLCheckpointHook(CheckpointHook):
       state, so ``--resume`` from it continues exactly. Resuming from a
       checkpoint without that state stops with a message naming what it
       lacks, unless ``resume_weights_only`` is set.
+    - A ``save_best`` metric that validation does not report (``spml/mAP``
+      on observed validation labels: select on ``spml/mAP_observed``) stops
+      with a message that lists the reported ones.
 
     Args:
         best_resume_state (bool): Store optimizer and scheduler state in the
@@ -170,6 +174,10 @@ class SPMLCheckpointHook(CheckpointHook):
                     self.out_dir, self.filename_tmpl.format(obsolete)))
 
     def _save_best_checkpoint(self, runner, metrics) -> None:
+        if self.save_best and 'auto' not in self.key_indicators:
+            for key in self.key_indicators:  # MMEngine: a bare KeyError
+                selection_score(metrics, key,
+                                'SPMLCheckpointHook(save_best=...) names')
         previous = self._best_paths()
         # MMEngine removes the previous best before writing the new one; hide
         # it so that a failed write still leaves a best checkpoint
