@@ -46,6 +46,14 @@ SECTIONS = (
 )
 
 
+def command_line(argv: Sequence[str]) -> str:
+    """``python -m tools.benchmark.<name> <arguments>``: how a tool whose
+    ``sys.argv`` is ``argv`` (its file first) runs from the repository root.
+    """
+    module = osp.splitext(osp.relpath(osp.abspath(argv[0]), REPO))[0]
+    return ' '.join(['python', '-m', module.replace(osp.sep, '.'), *argv[1:]])
+
+
 def machine_summary() -> str:
     import torch
     device = (torch.cuda.get_device_name(0)
@@ -269,8 +277,7 @@ def write_speed_part(out_dir: str, part: str, results, argv: Sequence[str]
                      ) -> str:
     """Write one entry point's ``speed_<part>.json`` (with its command) and
     re-render the cost section from the parts in ``out_dir``."""
-    command = 'python ' + ' '.join(
-        [osp.relpath(osp.abspath(argv[0]), REPO)] + list(argv[1:]))
+    command = command_line(argv)
     os.makedirs(out_dir, exist_ok=True)
     with open(osp.join(out_dir, f'speed_{part}.json'), 'w') as f:
         json.dump(dict(command=command, results=results), f, indent=1)

@@ -19,8 +19,8 @@ head's share of an iteration under 5%, and the earlier runs of
 ``--out-dir``.
 
 Example:
-    python tools/benchmark/speed.py --threads 1
-    python tools/benchmark/speed.py --quick --out-dir /tmp/speed   # smoke
+    python -m tools.benchmark.speed --threads 1
+    python -m tools.benchmark.speed --quick --out-dir /tmp/speed   # smoke
 """
 import argparse
 import os.path as osp
@@ -29,11 +29,10 @@ import sys
 import torch
 from mmengine.utils import ProgressBar
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-from results_page import REPO, write_speed_part  # noqa: E402
-from speed_banks import SIZES, bank_configs, measure_banks  # noqa: E402
-from speed_iteration import measure_iteration  # noqa: E402
-from speed_losses import LOSS_SHAPES, measure_losses  # noqa: E402
+from tools.benchmark.results_page import REPO, write_speed_part
+from tools.benchmark.speed_banks import SIZES, bank_configs, measure_banks
+from tools.benchmark.speed_iteration import measure_iteration
+from tools.benchmark.speed_losses import LOSS_SHAPES, measure_losses
 
 
 def parse_args():

@@ -9,7 +9,7 @@ scoring pass itself.
 Writes ``speed_banks.json`` and re-renders ``speed.md`` in ``--out-dir``.
 
 Example:
-    python tools/benchmark/speed_banks.py --threads 1 --out-dir /tmp/speed
+    python -m tools.benchmark.speed_banks --threads 1 --out-dir /tmp/speed
 """
 import argparse
 import os.path as osp
@@ -21,16 +21,12 @@ import torch
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import MODELS
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, REPO)
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-from label_bank import SIZES  # noqa: E402
-from measure import clock, profile_call  # noqa: E402
-from results_page import write_speed_part  # noqa: E402
-from spml_setups import (load, method_configs, one_positive,  # noqa: E402
-                         pseudo_label_hook)
-
-from spml_mm.models.label_bank_scoring import update_in_blocks  # noqa: E402
+from spml_mm.models.label_bank_scoring import update_in_blocks
+from tools.benchmark.label_bank import SIZES
+from tools.benchmark.measure import clock, profile_call
+from tools.benchmark.results_page import REPO, write_speed_part
+from tools.benchmark.spml_setups import (load, method_configs, one_positive,
+                                         pseudo_label_hook)
 
 
 def bank_configs() -> dict:

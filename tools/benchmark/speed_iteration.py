@@ -10,7 +10,7 @@ as a share of that iteration.
 Writes ``speed_iteration.json`` and re-renders ``speed.md`` in ``--out-dir``.
 
 Example:
-    python tools/benchmark/speed_iteration.py --threads 1 --out-dir /tmp/s
+    python -m tools.benchmark.speed_iteration --threads 1 --out-dir /tmp/s
 """
 import argparse
 import copy
@@ -24,16 +24,12 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import MODELS
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, REPO)
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
-from loading import build_model  # noqa: E402
-from measure import interleaved, profile_call  # noqa: E402
-from results_page import write_speed_part  # noqa: E402
-from spml_setups import (REFERENCE, load, method_configs,  # noqa: E402
-                         num_views, one_positive, samples_of, start_schedules,
-                         trained_bank)
+from tools.analysis.loading import build_model
+from tools.benchmark.measure import interleaved, profile_call
+from tools.benchmark.results_page import REPO, write_speed_part
+from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
+                                         num_views, one_positive, samples_of,
+                                         start_schedules, trained_bank)
 
 ITERATION_CONFIG = 'configs/an/resnet50_coco.py'
 

@@ -13,7 +13,7 @@ Writes ``speed_losses.json`` and re-renders ``speed.md`` in ``--out-dir``
 (``tools/benchmark/speed.py`` runs this and the other measures at once).
 
 Example:
-    python tools/benchmark/speed_losses.py --threads 1 --out-dir /tmp/speed
+    python -m tools.benchmark.speed_losses --threads 1 --out-dir /tmp/speed
 """
 import argparse
 import copy
@@ -27,17 +27,14 @@ from mmengine.config import Config
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import MODELS
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, REPO)
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-from measure import (clock, costliest_operator, interleaved,  # noqa: E402
-                     profile_call)
-from results_page import REFERENCE_NAME, write_speed_part  # noqa: E402
-from spml_setups import (REFERENCE, load, method_configs,  # noqa: E402
-                         num_views, one_positive, samples_of, start_schedules,
-                         trained_bank)
-
-from spml_mm.models.data_preprocessors import split_views  # noqa: E402
+from spml_mm.models.data_preprocessors import split_views
+from tools.benchmark.measure import (clock, costliest_operator, interleaved,
+                                     profile_call)
+from tools.benchmark.results_page import (REFERENCE_NAME, REPO,
+                                          write_speed_part)
+from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
+                                         num_views, one_positive, samples_of,
+                                         start_schedules, trained_bank)
 
 #: logits shapes of the loss table and the configs their settings come from
 #: (256 x 600: the COCO settings at an OpenImages-like number of classes)
