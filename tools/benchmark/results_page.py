@@ -1,5 +1,6 @@
 """Assemble docs/RESULTS.md from the benchmark outputs in docs/results/, and
 the cost section (speed.md) from the JSON of the speed entry points."""
+import argparse
 import json
 import os
 import os.path as osp
@@ -271,6 +272,22 @@ def history_lines(history: dict, losses: dict) -> List[str]:
                                     for r in ratios) or '-')
         lines.append(f'| {name} | ' + ' | '.join(cells) + ' |')
     return lines
+
+
+def parse_speed_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """Add ``--threads`` and ``--out-dir`` to a speed entry point's own
+    arguments, parse the command line, and set torch's CPU threads and seed.
+    """
+    import torch
+    parser.add_argument('--threads', type=int,
+                        help="torch CPU threads (default: torch's)")
+    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
+                                                      'results'))
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    return args
 
 
 def write_speed_part(out_dir: str, part: str, results, argv: Sequence[str]

@@ -14,7 +14,6 @@ Example:
 """
 import argparse
 import copy
-import os.path as osp
 import sys
 from typing import Callable, Dict
 
@@ -26,7 +25,7 @@ from mmpretrain.registry import MODELS
 
 from tools.analysis.loading import build_model
 from tools.benchmark.measure import interleaved, profile_call
-from tools.benchmark.results_page import REPO, write_speed_part
+from tools.benchmark.results_page import parse_speed_args, write_speed_part
 from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
                                          num_views, one_positive, samples_of,
                                          start_schedules, trained_bank)
@@ -127,14 +126,7 @@ def main():
                         help='interleaved rounds of the training iterations')
     parser.add_argument('--batch-size', type=int, default=8)
     parser.add_argument('--img-size', type=int, default=224)
-    parser.add_argument('--threads', type=int,
-                        help="torch CPU threads (default: torch's)")
-    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
-                                                      'results'))
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    args = parse_speed_args(parser)
     results = measure_iteration(args.batch_size, args.img_size, args.rounds,
                                 ProgressBar(args.rounds * 5))
     print()

@@ -17,7 +17,6 @@ Example:
 """
 import argparse
 import copy
-import os.path as osp
 import sys
 import time
 from typing import Callable, Dict, Optional
@@ -30,7 +29,7 @@ from mmpretrain.registry import MODELS
 from spml_mm.models.data_preprocessors import split_views
 from tools.benchmark.measure import (clock, costliest_operator, interleaved,
                                      profile_call)
-from tools.benchmark.results_page import (REFERENCE_NAME, REPO,
+from tools.benchmark.results_page import (REFERENCE_NAME, parse_speed_args,
                                           write_speed_part)
 from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
                                          num_views, one_positive, samples_of,
@@ -99,14 +98,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--rounds', type=int, default=30,
                         help='interleaved rounds of the timings')
-    parser.add_argument('--threads', type=int,
-                        help="torch CPU threads (default: torch's)")
-    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
-                                                      'results'))
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    args = parse_speed_args(parser)
     progress = ProgressBar(len(LOSS_SHAPES) * args.rounds)
     results = measure_losses(args.rounds, progress)
     print()
