@@ -30,7 +30,7 @@ test: $(STAMP)
 
 # one tiny training per method through the real configs (CI)
 bench-quick: $(STAMP) data/demo/formatted_val_labels.npy
-	$(PY) tools/benchmark/accuracy.py --quick --rerun --work-root work_dirs/benchmark_quick
+	$(PY) -m tools.benchmark.accuracy --quick --rerun --work-root work_dirs/benchmark_quick
 
 clean:
 	rm -rf work_dirs

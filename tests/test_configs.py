@@ -11,7 +11,6 @@ import glob
 import json
 import os.path as osp
 import re
-import sys
 
 import pytest
 import torch
@@ -23,11 +22,8 @@ from mmpretrain.structures import DataSample
 
 import spml_mm  # noqa: F401  (registers the plugin)
 from tests.conftest import REPO
-
-sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-from loading import build_model  # noqa: E402
-from spml_setups import num_views  # noqa: E402
+from tools.analysis.loading import build_model
+from tools.benchmark.spml_setups import num_views
 
 CONFIGS = sorted(
     osp.relpath(p, REPO)

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import spml_mm
@@ -172,6 +173,25 @@ def test_wheel_carries_the_mim_layout(installed):
     with open(osp.join(mim, 'configs', 'grloss', 'resnet50_voc.py')) as f, \
             open(osp.join(REPO, 'configs', 'grloss', 'resnet50_voc.py')) as g:
         assert f.read() == g.read()
+
+
+def test_installed_tools_run_from_another_directory(installed, tmp_path):
+    """The packaged entry points import what they share and the proxy
+    generator from the installed package; the wheel adds no top-level
+    ``tools`` package."""
+    assert not osp.exists(osp.join(installed, 'tools'))
+    tools = osp.join(installed, 'spml_mm', '.mim', 'tools')
+    out = run([sys.executable, osp.join(tools, 'train.py'), '--help'],
+              str(tmp_path), installed)
+    assert '--cfg-options' in out and '--resume-weights-only' in out
+    out = run([
+        sys.executable,
+        osp.join(tools, 'make_proxy_data.py'), '--like', 'voc', '--fraction',
+        '0.001', '--image-size', '16', '--out-dir', 'proxy'
+    ], str(tmp_path), installed)
+    assert 'voc-like proxy, fraction 0.001: 10 + 10 images' in out
+    labels = np.load(tmp_path / 'proxy' / 'formatted_train_labels.npy')
+    assert labels.shape == (10, 20)
 
 
 def test_installed_package_resolves_spml_mm_bases(installed, tmp_path):

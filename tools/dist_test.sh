@@ -1,23 +1,5 @@
 #!/usr/bin/env bash
 # Usage: bash tools/dist_test.sh CONFIG CHECKPOINT NGPUS [test.py options]
 # Without CUDA the processes use the gloo backend on CPU.
-CONFIG=$1
-CHECKPOINT=$2
-GPUS=$3
-NNODES=${NNODES:-1}
-NODE_RANK=${NODE_RANK:-0}
-PORT=${PORT:-29500}
-MASTER_ADDR=${MASTER_ADDR:-"127.0.0.1"}
-PYTHON=${PYTHON:-python}
-
-PYTHONPATH="$(dirname "$0")/..":$PYTHONPATH \
-"$PYTHON" -m torch.distributed.run \
-    --nnodes="$NNODES" \
-    --node_rank="$NODE_RANK" \
-    --master_addr="$MASTER_ADDR" \
-    --nproc_per_node="$GPUS" \
-    --master_port="$PORT" \
-    "$(dirname "$0")"/test.py \
-    "$CONFIG" \
-    "$CHECKPOINT" \
-    --launcher pytorch "${@:4}"
+exec bash "$(dirname "$0")"/dist_launch.sh test.py "$3" \
+    "$1" "$2" --launcher pytorch "${@:4}"

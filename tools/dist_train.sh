@@ -1,21 +1,5 @@
 #!/usr/bin/env bash
 # Usage: bash tools/dist_train.sh CONFIG NGPUS [train.py options]
 # Without CUDA the processes use the gloo backend on CPU.
-CONFIG=$1
-GPUS=$2
-NNODES=${NNODES:-1}
-NODE_RANK=${NODE_RANK:-0}
-PORT=${PORT:-29500}
-MASTER_ADDR=${MASTER_ADDR:-"127.0.0.1"}
-PYTHON=${PYTHON:-python}
-
-PYTHONPATH="$(dirname "$0")/..":$PYTHONPATH \
-"$PYTHON" -m torch.distributed.run \
-    --nnodes="$NNODES" \
-    --node_rank="$NODE_RANK" \
-    --master_addr="$MASTER_ADDR" \
-    --nproc_per_node="$GPUS" \
-    --master_port="$PORT" \
-    "$(dirname "$0")"/train.py \
-    "$CONFIG" \
-    --launcher pytorch "${@:3}"
+exec bash "$(dirname "$0")"/dist_launch.sh train.py "$2" \
+    "$1" --launcher pytorch "${@:3}"

@@ -17,8 +17,8 @@ import json
 import os
 import os.path as osp
 
-from spml_mm.datasets.proxy import (format_proxy_summary, make_proxy_dataset,
-                                    split_sizes)
+from spml_mm.benchmarks.proxy import (format_proxy_summary,
+                                      make_proxy_dataset, split_sizes)
 
 
 def main():

@@ -3,30 +3,5 @@
 #        bash tools/slurm_test.sh PARTITION JOB_NAME CONFIG CHECKPOINT [test.py options]
 # Tests a checkpoint on GPUS Slurm tasks (GPUS_PER_NODE per node) with
 # `tools/test.py --launcher slurm`; the test set is split across the tasks.
-set -x
-
-PARTITION=$1
-JOB_NAME=$2
-CONFIG=$3
-CHECKPOINT=$4
-GPUS=${GPUS:-8}
-GPUS_PER_NODE=${GPUS_PER_NODE:-8}
-CPUS_PER_TASK=${CPUS_PER_TASK:-5}
-SRUN_ARGS=${SRUN_ARGS:-""}
-PYTHON=${PYTHON:-python}
-
-# SRUN_ARGS is split into words on purpose
-# shellcheck disable=SC2086
-PYTHONPATH="$(dirname "$0")/..":$PYTHONPATH \
-srun -p "$PARTITION" \
-    --job-name="$JOB_NAME" \
-    --gres=gpu:"$GPUS_PER_NODE" \
-    --ntasks="$GPUS" \
-    --ntasks-per-node="$GPUS_PER_NODE" \
-    --cpus-per-task="$CPUS_PER_TASK" \
-    --kill-on-bad-exit=1 \
-    $SRUN_ARGS \
-    "$PYTHON" -u "$(dirname "$0")"/test.py \
-    "$CONFIG" \
-    "$CHECKPOINT" \
-    --launcher=slurm "${@:5}"
+exec bash "$(dirname "$0")"/slurm_launch.sh test.py "$1" "$2" \
+    "$3" "$4" --launcher=slurm "${@:5}"

@@ -1,18 +1,10 @@
 """Train a model with an SPML config (the interface of MMPretrain's train)."""
 import argparse
-import os
-import os.path as osp
 
-from mmengine.config import Config, DictAction
-from mmengine.registry import RUNNERS
-from mmengine.runner import Runner
+from mmengine.config import Config
 
-from spml_mm.utils import (destroy_distributed, explain_distributed_timeout,
-                           setup_cpu_distributed)
-
-#: The default hooks MMEngine itself removes when set to None.
-MMENGINE_DEFAULT_HOOKS = ('runtime_info', 'timer', 'sampler_seed', 'logger',
-                          'param_scheduler', 'checkpoint')
+from spml_mm.utils import (apply_launch_args, drop_disabled_hooks,
+                           parse_launch_args, run_runner)
 
 
 def parse_args():
@@ -48,30 +40,12 @@ def parse_args():
         '--no-persistent-workers',
         action='store_true',
         help='disable persistent_workers')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=DictAction,
-        help='override config entries, e.g. train_cfg.max_epochs=2')
-    parser.add_argument(
-        '--launcher',
-        choices=['none', 'pytorch', 'slurm', 'mpi'],
-        default='none',
-        help='job launcher')
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
-    args = parser.parse_args()
-    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
-    return args
+    return parse_launch_args(parser, 'train_cfg.max_epochs=2')
 
 
 def merge_args(cfg, args):
     """Merge command-line arguments into the config."""
-    cfg.launcher = args.launcher
-    if args.work_dir is not None:
-        cfg.work_dir = args.work_dir
-    elif cfg.get('work_dir') is None:
-        cfg.work_dir = osp.join('./work_dirs',
-                                osp.splitext(osp.basename(args.config))[0])
+    apply_launch_args(cfg, args)
     if args.amp:
         cfg.optim_wrapper.type = 'AmpOptimWrapper'
         cfg.optim_wrapper.setdefault('loss_scale', 'dynamic')
@@ -101,23 +75,13 @@ def merge_args(cfg, args):
     if args.no_validate:
         cfg.val_cfg = cfg.val_dataloader = cfg.val_evaluator = None
         cfg.default_hooks.checkpoint.save_best = None
-    # MMEngine accepts None only for its own default hooks; None switches
-    # the plugin's off too (e.g. default_hooks.divergence_guard=None)
-    for name in [k for k, v in cfg.get('default_hooks', {}).items()
-                 if v is None and k not in MMENGINE_DEFAULT_HOOKS]:
-        cfg.default_hooks.pop(name)
+    drop_disabled_hooks(cfg)
     return cfg
 
 
 def main():
     args = parse_args()
-    cfg = merge_args(Config.fromfile(args.config), args)
-    setup_cpu_distributed(cfg, args.launcher)
-    runner = (Runner.from_cfg(cfg)
-              if 'runner_type' not in cfg else RUNNERS.build(cfg))
-    with explain_distributed_timeout(cfg):
-        runner.train()
-    destroy_distributed()
+    run_runner(merge_args(Config.fromfile(args.config), args), 'train')
 
 
 if __name__ == '__main__':

@@ -7,7 +7,6 @@ from .multilabel import SPMLMultiLabelDataset, load_multilabel_annotations
 from .nuswide import SPMLNUSWIDE, load_nuswide_split
 from .prepare import prepare_official
 from .protocol import observe_uniform, split_train_val
-from .proxy import make_proxy_dataset
 from .spml_dataset import SPMLDataset
 from .transforms import SinglePositiveLabel
 from .voc import SPMLVOC, load_voc_split
@@ -18,5 +17,5 @@ __all__ = [
     'SPMLVOC', 'SPMLCOCO', 'SPMLNUSWIDE', 'SPMLCUB', 'SPMLMultiLabelDataset',
     'load_voc_split', 'load_coco_split', 'load_nuswide_split',
     'load_cub_split', 'load_multilabel_annotations', 'prepare_official',
-    'make_proxy_dataset', 'LoadCachedFeatures'
+    'LoadCachedFeatures'
 ]

@@ -3,10 +3,13 @@ from .checkpoint import (UnsafeCheckpointError, find_last_checkpoint,
                          load_checkpoint_safely)
 from .dist import (DistributedTimeoutError, destroy_distributed,
                    explain_distributed_timeout, setup_cpu_distributed)
+from .launch import (apply_launch_args, drop_disabled_hooks, parse_launch_args,
+                     run_runner)
 
 __all__ = [
     'AtomicLocalBackend', 'DistributedTimeoutError', 'UnsafeCheckpointError',
-    'destroy_distributed', 'explain_distributed_timeout',
-    'find_last_checkpoint', 'load_checkpoint_safely', 'setup_cpu_distributed',
-    'write_atomically'
+    'apply_launch_args', 'destroy_distributed', 'drop_disabled_hooks',
+    'explain_distributed_timeout', 'find_last_checkpoint',
+    'load_checkpoint_safely', 'parse_launch_args', 'run_runner',
+    'setup_cpu_distributed', 'write_atomically'
 ]

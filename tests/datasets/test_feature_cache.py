@@ -60,7 +60,7 @@ def test_cache_tool_reads_the_data_root_given_as_cfg_options(tmp_path):
     three splits, each image's features and its mirror image's."""
     import os.path as osp
 
-    from spml_mm.datasets.proxy import make_proxy_dataset
+    from spml_mm.benchmarks.proxy import make_proxy_dataset
     from tests.conftest import PYTHON, run_tool
     root = str(tmp_path / 'proxy')
     make_proxy_dataset(root, 'voc', image_size=32, seed=0,

@@ -1,4 +1,4 @@
-"""tools/benchmark/accuracy.py --suite: every method has its proxy configs,
+"""tools.benchmark.accuracy --suite: every method has its proxy configs,
 and the learning-rate search reads validation mAP only."""
 import os.path as osp
 import sys
@@ -6,9 +6,7 @@ import sys
 import pytest
 
 from tests.conftest import REPO
-
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-import accuracy  # noqa: E402
+from tools.benchmark import accuracy
 
 
 @pytest.mark.parametrize('suite', ['proxy-voc', 'proxy-coco'])
@@ -112,7 +110,7 @@ def test_cache_options_reach_every_loader_through_train_py_parsing():
 def test_fraction_is_refused_on_the_demo_suite():
     import subprocess
     proc = subprocess.run(
-        [sys.executable, 'tools/benchmark/accuracy.py', '--suite', 'demo',
+        [sys.executable, '-m', 'tools.benchmark.accuracy', '--suite', 'demo',
          '--fraction', '0.5'], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2
     assert '--fraction applies to the proxy suites' in proc.stderr

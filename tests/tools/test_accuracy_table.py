@@ -1,11 +1,9 @@
-"""tools/benchmark/accuracy.py: the table with an earlier run beside it."""
+"""tools.benchmark.accuracy: the table with an earlier run beside it."""
 import os.path as osp
 import sys
 
 from tests.conftest import REPO
-
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-import accuracy  # noqa: E402
+from tools.benchmark import accuracy
 
 
 def runs(*maps):
@@ -54,7 +52,7 @@ def test_searched_lr_needs_a_search_of_every_method(tmp_path):
     (tmp_path / 'accuracy_proxy-voc_linear_lr_search.json').write_text(
         json.dumps({'an': {'0.001': dict(val_mAP=36.)}}))
     proc = subprocess.run(
-        [sys.executable, 'tools/benchmark/accuracy.py', '--suite',
+        [sys.executable, '-m', 'tools.benchmark.accuracy', '--suite',
          'proxy-voc', '--methods', 'an', 'gr', '--searched-lr', '--out-dir',
          str(tmp_path)], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2

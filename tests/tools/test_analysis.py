@@ -2,7 +2,6 @@
 import os
 import os.path as osp
 import re
-import sys
 
 import mmengine
 import numpy as np
@@ -11,12 +10,10 @@ import torch
 from sklearn.metrics import average_precision_score
 
 from spml_mm.datasets import SPMLDataset
-from tests.conftest import PYTHON, REPO, run_tool
+from tests.conftest import PYTHON, run_tool
 
-sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
-import distinguishability  # noqa: E402
-import per_class_ap  # noqa: E402
-import pseudo_label_curve  # noqa: E402
+from tools.analysis import (distinguishability, per_class_ap,
+                            pseudo_label_curve)
 
 CONFIG = 'configs/em_apl/em_apl_vgg11bn_demo.py'
 
@@ -164,7 +161,7 @@ def test_pseudo_label_curve_of_a_training_run(em_apl_run, tmp_path):
 
 
 def test_linear_probe_separates_separable_features_and_learns_from_labels():
-    import linear_probe
+    from tools.analysis import linear_probe
     g = torch.Generator().manual_seed(0)
     # features that carry each class's presence in its own coordinate
     y = (torch.rand(300, 4, generator=g) < 0.3).float()
@@ -183,7 +180,7 @@ def test_linear_probe_separates_separable_features_and_learns_from_labels():
 def test_proxy_vs_papers_shares_against_hand_computed_values(tmp_path):
     import json
 
-    import proxy_vs_papers
+    from tools.analysis import proxy_vs_papers
     # papers, VOC: AN 85.89, full 89.42, GR 89.83 -> (89.83 - 85.89) / 3.53
     voc = proxy_vs_papers.paper_shares('voc')
     assert voc['gr'] == pytest.approx(3.94 / 3.53)
@@ -199,7 +196,7 @@ def test_proxy_vs_papers_shares_against_hand_computed_values(tmp_path):
         dict(gr=0.5, em=-0.2))
     path = tmp_path / 'runs.json'
     path.write_text(json.dumps(runs))
-    out = run_tool([PYTHON, 'tools/analysis/proxy_vs_papers.py',
+    out = run_tool([PYTHON, '-m', 'tools.analysis.proxy_vs_papers',
                     f'{path}=proxy, linear', '--out',
                     str(tmp_path / 'gap.png')])
     # COCO: GR (73.17 - 64.92) / (76.78 - 64.92), EM (70.70 - 64.92) / 11.86

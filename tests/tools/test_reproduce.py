@@ -47,9 +47,10 @@ def test_dry_run_prints_every_method(tmp_path):
                     ) in out
     # the upper bound trains AN's config on the true labels, only it
     assert out.count('full_labels=True') == 4  # 2 seeds x (train + test)
-    assert f'reproduce_table.py {tmp_path} --dataset voc --methods ' \
+    table = '-m tools.benchmark.reproduce_table'
+    assert f'{table} {tmp_path} --dataset voc --methods ' \
         + ' '.join(METHODS) in out
-    assert f'reproduce_table.py {osp.dirname(tmp_path)} --layout' in out
+    assert f'{table} {osp.dirname(tmp_path)} --layout' in out
     assert not os.listdir(tmp_path)  # nothing ran
 
 
@@ -93,7 +94,7 @@ def test_table_of_finished_runs(tmp_path):
                 f'Epoch(test) [20/20]  spml/mAP: {value:.4f}  data_time: 1\n')
             (work / 'train_seconds').write_text(f'{100 * (seed + 1)}\n')
     out = run_tool([
-        PYTHON, 'tools/benchmark/reproduce_table.py',
+        PYTHON, '-m', 'tools.benchmark.reproduce_table',
         str(tmp_path), '--dataset', 'voc', '--methods', 'full', 'an',
         'grloss', 'em', 'opml'
     ])
@@ -168,7 +169,7 @@ def test_table_in_the_papers_layout(tmp_path):
         work.mkdir(parents=True)
         (work / 'test.log').write_text(
             f'Epoch(test) [20/20]  spml/mAP: {value:.4f}\n')
-    out = run_tool([PYTHON, 'tools/benchmark/reproduce_table.py',
+    out = run_tool([PYTHON, '-m', 'tools.benchmark.reproduce_table',
                     str(tmp_path), '--layout'])
     rows = [line for line in out.splitlines() if line.startswith('| ')]
     assert rows[0] == '| method | VOC | COCO | NUS | CUB |'

@@ -1,19 +1,13 @@
-"""tools/benchmark/speed.py and its parts: the measuring module, the
+"""tools.benchmark.speed and its parts: the measuring module, the
 entry points and the report."""
 import json
 import os.path as osp
-import sys
 
 import pytest
 import torch
 
 from tests.conftest import PYTHON, REPO, run_tool
-
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-import measure  # noqa: E402
-import results_page  # noqa: E402
-import speed_losses  # noqa: E402
-import spml_setups  # noqa: E402
+from tools.benchmark import measure, results_page, speed_losses, spml_setups
 
 
 @pytest.fixture
@@ -145,7 +139,7 @@ def test_history_beside_this_run():
 
 def test_quick_run_writes_its_page(tmp_path):
     out = run_tool([
-        PYTHON, 'tools/benchmark/speed.py', '--quick', '--threads', '1',
+        PYTHON, '-m', 'tools.benchmark.speed', '--quick', '--threads', '1',
         '--out-dir',
         str(tmp_path)
     ])
@@ -161,13 +155,13 @@ def test_quick_run_writes_its_page(tmp_path):
     for part in ('losses', 'iteration', 'banks'):
         with open(tmp_path / f'speed_{part}.json') as f:
             assert json.load(f)['command'].startswith(
-                'python tools/benchmark/speed.py --quick')
+                'python -m tools.benchmark.speed --quick')
     # an entry point alone re-renders the page from the parts there
     out = run_tool([
-        PYTHON, 'tools/benchmark/speed_banks.py', '--repeats', '1',
+        PYTHON, '-m', 'tools.benchmark.speed_banks', '--repeats', '1',
         '--scale', '0.01', '--threads', '1', '--out-dir',
         str(tmp_path)
     ])
     text = (tmp_path / 'speed.md').read_text()
-    assert 'Command: `python tools/benchmark/speed_banks.py --repeats 1' \
+    assert 'Command: `python -m tools.benchmark.speed_banks --repeats 1' \
         in text and '### Training iteration' in text

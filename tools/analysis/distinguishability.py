@@ -11,19 +11,17 @@ Each SOURCE is a work dir of ``tools/train.py`` or a checkpoint; several
 sources give one panel each (e.g. AN beside GR).
 
 Example:
-    python tools/analysis/distinguishability.py work_dirs/an work_dirs/gr \\
+    python -m tools.analysis.distinguishability work_dirs/an work_dirs/gr \\
         --names AN GR --out distinguishability.png
 """
 import argparse
 import os.path as osp
-import sys
 from typing import Dict, List
 
 import numpy as np
 from scipy.stats import wasserstein_distance
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-from loading import predictions  # noqa: E402
+from tools.analysis.loading import predictions
 
 
 def separate(scores: np.ndarray, labels: np.ndarray,

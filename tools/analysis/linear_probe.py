@@ -10,12 +10,11 @@ AN-to-full gap, in minutes on a reduced proxy.
 Example:
     python tools/make_proxy_data.py --like voc --fraction 0.2 \\
         --out-dir data/proxy-voc-f0.2
-    python tools/analysis/linear_probe.py \\
+    python -m tools.analysis.linear_probe \\
         configs/an/efficientnet-lite0_proxy-voc.py data/proxy-voc-f0.2
 """
 import argparse
 import os.path as osp
-import sys
 
 import numpy as np
 import torch
@@ -23,8 +22,7 @@ import torch.nn.functional as F
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
-sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
-from cache_features import extract  # noqa: E402
+from tools.cache_features import extract
 
 
 def probe(x: torch.Tensor, target: torch.Tensor, x_test: torch.Tensor,

@@ -6,21 +6,16 @@ checkpoint is run on the test set), a checkpoint, or a prediction dump of
 gives both mAPs and how many classes gain.
 
 Example:
-    python tools/analysis/per_class_ap.py work_dirs/gr work_dirs/an \\
+    python -m tools.analysis.per_class_ap work_dirs/gr work_dirs/an \\
         --names GR AN --out per_class_ap.png
 """
 import argparse
-import os.path as osp
-import sys
 from typing import Dict
 
 import numpy as np
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-from loading import predictions  # noqa: E402
-
-from spml_mm.evaluation.metrics import \
-    average_precision_per_class  # noqa: E402
+from spml_mm.evaluation.metrics import average_precision_per_class
+from tools.analysis.loading import predictions
 
 
 def compare(method: Dict[str, np.ndarray],

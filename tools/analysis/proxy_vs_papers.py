@@ -7,19 +7,15 @@ AN's level, 1 full labels'. Each run is an ``accuracy.py`` results json
 Prints the table in Markdown and draws it as grouped bars.
 
 Example:
-    python tools/analysis/proxy_vs_papers.py \\
+    python -m tools.analysis.proxy_vs_papers \\
         "docs/results/accuracy_proxy-voc_linear-f0.2.json=VOC-like, linear" \\
         --out docs/results/proxy_vs_papers.png
 """
 import argparse
 import json
-import os.path as osp
-import sys
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-from accuracy import METHODS, PROXY_CONFIGS, summarize  # noqa: E402
-from reproduce_table import paper_results  # noqa: E402
+from tools.benchmark.accuracy import METHODS, PROXY_CONFIGS, summarize
+from tools.benchmark.reproduce_table import paper_results
 
 #: the methods compared, in the order of the proxy suites
 COMPARED = [m for m in PROXY_CONFIGS if m not in ('an', 'full')]

@@ -9,7 +9,7 @@ EM paper's Table 4; OPML's ``mean_train_ap`` too) and their numbers
 (``pseudo_negatives``, ``pseudo_positives``).
 
 Example:
-    python tools/analysis/pseudo_label_curve.py work_dirs/em_apl \\
+    python -m tools.analysis.pseudo_label_curve work_dirs/em_apl \\
         --out pseudo_labels.png
 """
 import argparse

@@ -10,12 +10,12 @@ writes ``docs/results/accuracy_<suite>_<regime>.{json,md,png}``; missing
 proxy data and feature caches are made first.
 
 Example:
-    python tools/benchmark/accuracy.py --seeds 0 1 2
-    python tools/benchmark/accuracy.py --quick   # one tiny run per method (CI)
-    python tools/benchmark/accuracy.py --suite proxy-voc --seeds 0 1 2
-    python tools/benchmark/accuracy.py --suite proxy-voc --lr-search 1e-3 1e-4
+    python -m tools.benchmark.accuracy --seeds 0 1 2
+    python -m tools.benchmark.accuracy --quick   # one tiny run per method (CI)
+    python -m tools.benchmark.accuracy --suite proxy-voc --seeds 0 1 2
+    python -m tools.benchmark.accuracy --suite proxy-voc --lr-search 1e-3 1e-4
     # select epoch, checkpoint and rate on the observed validation labels
-    python tools/benchmark/accuracy.py --select-metric spml/mAP_observed \
+    python -m tools.benchmark.accuracy --select-metric spml/mAP_observed \
         --cfg-options val_dataloader.dataset.val_labels=observed \
         "val_dataloader.dataset.pipeline.1.algorithm_keys=[gt_label_neg]"
 """
@@ -32,9 +32,8 @@ import time
 import numpy as np
 from mmengine.utils import ProgressBar
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-from results_page import machine_summary, render_results_page  # noqa: E402
+from tools.benchmark.results_page import (REPO, command_line, machine_summary,
+                                          render_results_page)
 
 #: method name -> (label in tables, demo config)
 METHODS = {
@@ -432,7 +431,7 @@ def main():
             **({'lr': lrs[method]} if method in lrs else {})))
         progress.update()
     print()
-    command = 'python tools/benchmark/accuracy.py ' + ' '.join(sys.argv[1:])
+    command = command_line(sys.argv)
     before = None
     if args.compare:
         with open(args.compare[0]) as f:
@@ -493,8 +492,8 @@ def lr_search(args, name, out_dir, work_root, title):
         f'{title}, {args.regime} regime: best validation '
         f'`{args.select_metric}` over the epochs per learning rate (seed '
         f'{seed}; the test set is not used).', '', *lines, '',
-        'Command: `python tools/benchmark/accuracy.py ' +
-        ' '.join(sys.argv[1:]) + '`', '', f'Machine: {machine_summary()}', ''
+        f'Command: `{command_line(sys.argv)}`', '',
+        f'Machine: {machine_summary()}', ''
     ])
     with open(osp.join(out_dir, f'{name}_lr_search.md'), 'w') as f:
         f.write(md)

@@ -1,6 +1,6 @@
 """Inject faults into demo runs and print one line per fault with the outcome.
 
-    python tools/benchmark/faults.py [--out docs/results/faults.md]
+    python -m tools.benchmark.faults [--out docs/results/faults.md]
 
 Kills (SIGKILL) and I/O errors (ENOSPC) halfway through writing each kind of
 checkpoint file, resuming into or from other work dirs, non-finite losses,
@@ -23,15 +23,10 @@ import time
 
 import numpy as np
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, REPO)
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-
-from results_page import machine_summary, render_results_page  # noqa: E402
-
-from spml_mm.datasets import make_demo_dataset, split_train_val  # noqa: E402
-from spml_mm.utils import (find_last_checkpoint,  # noqa: E402
-                           load_checkpoint_safely)
+from spml_mm.datasets import make_demo_dataset, split_train_val
+from spml_mm.utils import find_last_checkpoint, load_checkpoint_safely
+from tools.benchmark.results_page import (REPO, machine_summary,
+                                          render_results_page)
 
 CONFIG = 'configs/an/an_vgg11bn_demo.py'
 
@@ -401,7 +396,7 @@ def main():
     print(f'{len(rows) - failed}/{len(rows)} faults handled as promised')
     if args.out:
         with open(args.out, 'w') as f:
-            f.write('`python tools/benchmark/faults.py --out '
+            f.write('`python -m tools.benchmark.faults --out '
                     'docs/results/faults.md`: each fault injected into a '
                     'run of `configs/an/an_vgg11bn_demo.py` on a 160-image '
                     f'demo dataset (2 epochs), on {machine_summary()}.\n\n'

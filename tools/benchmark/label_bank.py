@@ -13,9 +13,9 @@ forward only). Wall-clock and process CPU seconds are both shown: on a
 shared machine the CPU time is the steadier of the two.
 
 Example:
-    python tools/benchmark/label_bank.py
-    python tools/benchmark/label_bank.py --repeats 6 --iters 5 --batch-size 4
-    python tools/benchmark/label_bank.py --models --json bank.json  # bank only
+    python -m tools.benchmark.label_bank
+    python -m tools.benchmark.label_bank --repeats 6 --iters 5 --batch-size 4
+    python -m tools.benchmark.label_bank --models --json bank.json  # bank only
 """
 import argparse
 import json
@@ -28,16 +28,16 @@ import torch
 from mmengine.config import Config
 from mmengine.utils import ProgressBar
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, REPO)
-from mmpretrain.registry import MODELS  # noqa: E402
-from mmpretrain.structures import DataSample  # noqa: E402
+from mmpretrain.registry import MODELS
+from mmpretrain.structures import DataSample
 
-from spml_mm.models import LabelBank, OPMLLabelBank  # noqa: E402
-from spml_mm.models.label_bank_scoring import (  # noqa: E402
-    gather_records, pseudo_label_counts, update_in_blocks)
-from spml_mm.models.label_updaters import (  # noqa: E402
-    AsymmetricPseudoLabeling, OPMLLabelUpdater)
+from spml_mm.models import LabelBank, OPMLLabelBank
+from spml_mm.models.label_bank_scoring import (gather_records,
+                                               pseudo_label_counts,
+                                               update_in_blocks)
+from spml_mm.models.label_updaters import (AsymmetricPseudoLabeling,
+                                           OPMLLabelUpdater)
+from tools.benchmark.results_page import REPO, command_line
 
 SIZES = {'NUS-WIDE': (150000, 81), 'COCO': (82081, 80)}
 MODELS_DEFAULT = ['configs/em_apl/em_apl_vgg11bn_demo.py',
@@ -234,10 +234,8 @@ def main():
         if args.before:
             with open(args.before) as f:
                 before = json.load(f)
-        command = 'python tools/benchmark/label_bank.py ' + ' '.join(
-            sys.argv[1:])
         with open(args.md, 'w') as f:
-            f.write(bank_table(banks, before, command))
+            f.write(bank_table(banks, before, command_line(sys.argv)))
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(dict(threads=args.threads, banks=banks, models=models),

@@ -25,8 +25,8 @@ Writes ``docs/results/label_bank.{md,json}`` and re-renders
 ``docs/RESULTS.md``.
 
 Example:
-    python tools/benchmark/label_bank_scale.py
-    python tools/benchmark/label_bank_scale.py --sizes 20000x600 \\
+    python -m tools.benchmark.label_bank_scale
+    python -m tools.benchmark.label_bank_scale --sizes 20000x600 \\
         --gather-size 20000x600 --out-dir /tmp/bank   # a quick check
 """
 import argparse
@@ -43,16 +43,12 @@ import torch.distributed as torch_dist
 import torch.multiprocessing as mp
 from mmengine.utils import ProgressBar
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, REPO)
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-from results_page import machine_summary, render_results_page  # noqa: E402
-
-from spml_mm.models.label_bank_scoring import (  # noqa: E402
-    classes_per_block, update_in_blocks)
-from spml_mm.models.label_bank import LabelBank  # noqa: E402
-from spml_mm.models.label_updaters import \
-    AsymmetricPseudoLabeling  # noqa: E402
+from spml_mm.models.label_bank import LabelBank
+from spml_mm.models.label_bank_scoring import (classes_per_block,
+                                               update_in_blocks)
+from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+from tools.benchmark.results_page import (REPO, command_line, machine_summary,
+                                          render_results_page)
 
 STORAGES = ('full', 'float16', 'uint8')
 STORAGE_NAMES = dict(
@@ -446,8 +442,7 @@ def main():
         gathers.append(measure_gather(n, num_classes, world, mb))
         print(json.dumps(gathers[-1]))
 
-    command = 'python tools/benchmark/label_bank_scale.py' + ''.join(
-        f' {a}' for a in sys.argv[1:] if a != '--gather-only')
+    command = command_line([a for a in sys.argv if a != '--gather-only'])
     results = dict(
         banks=banks, gather=gathers, command=command,
         load=os.getloadavg()[0])

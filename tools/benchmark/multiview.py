@@ -16,8 +16,8 @@ resident set size (``ru_maxrss``) over the resident size just before the
 first step (activations, gradients and optimizer state, not the weights).
 
 Example:
-    python tools/benchmark/multiview.py
-    python tools/benchmark/multiview.py configs/lasd/resnet50_voc.py \\
+    python -m tools.benchmark.multiview
+    python -m tools.benchmark.multiview configs/lasd/resnet50_voc.py \\
         --img-size 448 --batch-size 8 --steps 5 --device cuda
 """
 import argparse

@@ -111,7 +111,7 @@ for method in $METHODS; do
     done
 done
 
-run "$PYTHON" tools/benchmark/reproduce_table.py "$WORK_ROOT" \
+run "$PYTHON" -m tools.benchmark.reproduce_table "$WORK_ROOT" \
     --dataset "$DATASET" --methods $METHODS
-run "$PYTHON" tools/benchmark/reproduce_table.py "$(dirname "$WORK_ROOT")" \
+run "$PYTHON" -m tools.benchmark.reproduce_table "$(dirname "$WORK_ROOT")" \
     --layout

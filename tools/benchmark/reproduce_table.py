@@ -10,20 +10,18 @@ papers' layout: a row per method in the papers' order, a column per
 dataset, our mean test mAP with the paper's number in parentheses.
 
 Example:
-    python tools/benchmark/reproduce_table.py work_dirs/reproduce/voc \\
+    python -m tools.benchmark.reproduce_table work_dirs/reproduce/voc \\
         --dataset voc --methods full an grloss em em_apl lasd opml
-    python tools/benchmark/reproduce_table.py work_dirs/reproduce --layout
+    python -m tools.benchmark.reproduce_table work_dirs/reproduce --layout
 """
 import argparse
 import glob
 import os.path as osp
 import re
-import sys
 from typing import Dict, List
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-from accuracy import METHODS, summarize  # noqa: E402
-from results_page import REFERENCE  # noqa: E402
+from tools.benchmark.accuracy import METHODS, summarize
+from tools.benchmark.results_page import REFERENCE
 
 #: config folder of reproduce.sh -> method key of accuracy.py (OPML's
 #: ResNet-50 configs are the full OPML-SP recipe)

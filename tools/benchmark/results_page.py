@@ -1,5 +1,6 @@
 """Assemble docs/RESULTS.md from the benchmark outputs in docs/results/, and
 the cost section (speed.md) from the JSON of the speed entry points."""
+import argparse
 import json
 import os
 import os.path as osp
@@ -44,6 +45,14 @@ SECTIONS = (
     ('Label-bank update after a scoring pass', 'label_bank_update.md'),
     ('Failure and recovery', 'faults.md'),
 )
+
+
+def command_line(argv: Sequence[str]) -> str:
+    """``python -m tools.benchmark.<name> <arguments>``: how a tool whose
+    ``sys.argv`` is ``argv`` (its file first) runs from the repository root.
+    """
+    module = osp.splitext(osp.relpath(osp.abspath(argv[0]), REPO))[0]
+    return ' '.join(['python', '-m', module.replace(osp.sep, '.'), *argv[1:]])
 
 
 def machine_summary() -> str:
@@ -265,12 +274,27 @@ def history_lines(history: dict, losses: dict) -> List[str]:
     return lines
 
 
+def parse_speed_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """Add ``--threads`` and ``--out-dir`` to a speed entry point's own
+    arguments, parse the command line, and set torch's CPU threads and seed.
+    """
+    import torch
+    parser.add_argument('--threads', type=int,
+                        help="torch CPU threads (default: torch's)")
+    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
+                                                      'results'))
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    return args
+
+
 def write_speed_part(out_dir: str, part: str, results, argv: Sequence[str]
                      ) -> str:
     """Write one entry point's ``speed_<part>.json`` (with its command) and
     re-render the cost section from the parts in ``out_dir``."""
-    command = 'python ' + ' '.join(
-        [osp.relpath(osp.abspath(argv[0]), REPO)] + list(argv[1:]))
+    command = command_line(argv)
     os.makedirs(out_dir, exist_ok=True)
     with open(osp.join(out_dir, f'speed_{part}.json'), 'w') as f:
         json.dump(dict(command=command, results=results), f, indent=1)

@@ -19,21 +19,18 @@ head's share of an iteration under 5%, and the earlier runs of
 ``--out-dir``.
 
 Example:
-    python tools/benchmark/speed.py --threads 1
-    python tools/benchmark/speed.py --quick --out-dir /tmp/speed   # smoke
+    python -m tools.benchmark.speed --threads 1
+    python -m tools.benchmark.speed --quick --out-dir /tmp/speed   # smoke
 """
 import argparse
-import os.path as osp
 import sys
 
-import torch
 from mmengine.utils import ProgressBar
 
-sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-from results_page import REPO, write_speed_part  # noqa: E402
-from speed_banks import SIZES, bank_configs, measure_banks  # noqa: E402
-from speed_iteration import measure_iteration  # noqa: E402
-from speed_losses import LOSS_SHAPES, measure_losses  # noqa: E402
+from tools.benchmark.results_page import parse_speed_args, write_speed_part
+from tools.benchmark.speed_banks import SIZES, bank_configs, measure_banks
+from tools.benchmark.speed_iteration import measure_iteration
+from tools.benchmark.speed_losses import LOSS_SHAPES, measure_losses
 
 
 def parse_args():
@@ -49,14 +46,10 @@ def parse_args():
     parser.add_argument('--bank-repeats', type=int, default=3)
     parser.add_argument('--bank-scale', type=float, default=1.,
                         help='fraction of the COCO / NUS-WIDE sample counts')
-    parser.add_argument('--threads', type=int,
-                        help="torch CPU threads (default: torch's)")
     parser.add_argument('--quick', action='store_true',
                         help='a smoke run: 3 rounds, 64 px, batch 2, 1%% of '
                         'the bank scale; not meaningful')
-    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
-                                                      'results'))
-    args = parser.parse_args()
+    args = parse_speed_args(parser)
     if args.quick:
         args.rounds, args.iteration_rounds, args.bank_repeats = 3, 1, 1
         args.img_size, args.batch_size, args.bank_scale = 64, 2, 0.01
@@ -65,9 +58,6 @@ def parse_args():
 
 def main():
     args = parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
     progress = ProgressBar(
         len(LOSS_SHAPES) * args.rounds + args.iteration_rounds * 5 +
         len(SIZES) * args.bank_repeats * len(bank_configs()))

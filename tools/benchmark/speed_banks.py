@@ -9,10 +9,9 @@ scoring pass itself.
 Writes ``speed_banks.json`` and re-renders ``speed.md`` in ``--out-dir``.
 
 Example:
-    python tools/benchmark/speed_banks.py --threads 1 --out-dir /tmp/speed
+    python -m tools.benchmark.speed_banks --threads 1 --out-dir /tmp/speed
 """
 import argparse
-import os.path as osp
 import statistics
 import sys
 from typing import List
@@ -21,16 +20,12 @@ import torch
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import MODELS
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, REPO)
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-from label_bank import SIZES  # noqa: E402
-from measure import clock, profile_call  # noqa: E402
-from results_page import write_speed_part  # noqa: E402
-from spml_setups import (load, method_configs, one_positive,  # noqa: E402
-                         pseudo_label_hook)
-
-from spml_mm.models.label_bank_scoring import update_in_blocks  # noqa: E402
+from spml_mm.models.label_bank_scoring import update_in_blocks
+from tools.benchmark.label_bank import SIZES
+from tools.benchmark.measure import clock, profile_call
+from tools.benchmark.results_page import parse_speed_args, write_speed_part
+from tools.benchmark.spml_setups import (load, method_configs, one_positive,
+                                         pseudo_label_hook)
 
 
 def bank_configs() -> dict:
@@ -98,13 +93,7 @@ def main():
     parser.add_argument('--repeats', type=int, default=3)
     parser.add_argument('--scale', type=float, default=1.,
                         help='fraction of the COCO / NUS-WIDE sample counts')
-    parser.add_argument('--threads', type=int,
-                        help="torch CPU threads (default: torch's)")
-    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
-                                                      'results'))
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    args = parse_speed_args(parser)
     progress = ProgressBar(len(SIZES) * args.repeats * len(bank_configs()))
     results = measure_banks(args.scale, args.repeats, progress)
     print()

@@ -10,11 +10,10 @@ as a share of that iteration.
 Writes ``speed_iteration.json`` and re-renders ``speed.md`` in ``--out-dir``.
 
 Example:
-    python tools/benchmark/speed_iteration.py --threads 1 --out-dir /tmp/s
+    python -m tools.benchmark.speed_iteration --threads 1 --out-dir /tmp/s
 """
 import argparse
 import copy
-import os.path as osp
 import sys
 from typing import Callable, Dict
 
@@ -24,16 +23,12 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import MODELS
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, REPO)
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-sys.path.insert(0, osp.join(REPO, 'tools', 'analysis'))
-from loading import build_model  # noqa: E402
-from measure import interleaved, profile_call  # noqa: E402
-from results_page import write_speed_part  # noqa: E402
-from spml_setups import (REFERENCE, load, method_configs,  # noqa: E402
-                         num_views, one_positive, samples_of, start_schedules,
-                         trained_bank)
+from tools.analysis.loading import build_model
+from tools.benchmark.measure import interleaved, profile_call
+from tools.benchmark.results_page import parse_speed_args, write_speed_part
+from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
+                                         num_views, one_positive, samples_of,
+                                         start_schedules, trained_bank)
 
 ITERATION_CONFIG = 'configs/an/resnet50_coco.py'
 
@@ -131,14 +126,7 @@ def main():
                         help='interleaved rounds of the training iterations')
     parser.add_argument('--batch-size', type=int, default=8)
     parser.add_argument('--img-size', type=int, default=224)
-    parser.add_argument('--threads', type=int,
-                        help="torch CPU threads (default: torch's)")
-    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
-                                                      'results'))
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    args = parse_speed_args(parser)
     results = measure_iteration(args.batch_size, args.img_size, args.rounds,
                                 ProgressBar(args.rounds * 5))
     print()

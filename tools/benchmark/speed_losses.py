@@ -13,11 +13,10 @@ Writes ``speed_losses.json`` and re-renders ``speed.md`` in ``--out-dir``
 (``tools/benchmark/speed.py`` runs this and the other measures at once).
 
 Example:
-    python tools/benchmark/speed_losses.py --threads 1 --out-dir /tmp/speed
+    python -m tools.benchmark.speed_losses --threads 1 --out-dir /tmp/speed
 """
 import argparse
 import copy
-import os.path as osp
 import sys
 import time
 from typing import Callable, Dict, Optional
@@ -27,17 +26,14 @@ from mmengine.config import Config
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import MODELS
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-sys.path.insert(0, REPO)
-sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
-from measure import (clock, costliest_operator, interleaved,  # noqa: E402
-                     profile_call)
-from results_page import REFERENCE_NAME, write_speed_part  # noqa: E402
-from spml_setups import (REFERENCE, load, method_configs,  # noqa: E402
-                         num_views, one_positive, samples_of, start_schedules,
-                         trained_bank)
-
-from spml_mm.models.data_preprocessors import split_views  # noqa: E402
+from spml_mm.models.data_preprocessors import split_views
+from tools.benchmark.measure import (clock, costliest_operator, interleaved,
+                                     profile_call)
+from tools.benchmark.results_page import (REFERENCE_NAME, parse_speed_args,
+                                          write_speed_part)
+from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
+                                         num_views, one_positive, samples_of,
+                                         start_schedules, trained_bank)
 
 #: logits shapes of the loss table and the configs their settings come from
 #: (256 x 600: the COCO settings at an OpenImages-like number of classes)
@@ -102,14 +98,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--rounds', type=int, default=30,
                         help='interleaved rounds of the timings')
-    parser.add_argument('--threads', type=int,
-                        help="torch CPU threads (default: torch's)")
-    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
-                                                      'results'))
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    args = parse_speed_args(parser)
     progress = ProgressBar(len(LOSS_SHAPES) * args.rounds)
     results = measure_losses(args.rounds, progress)
     print()

@@ -31,7 +31,7 @@ from mmengine.utils import ProgressBar
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 from scipy.special import ndtri
 
-from .protocol import observe_uniform, split_train_val
+from spml_mm.datasets.protocol import observe_uniform, split_train_val
 
 #: Published statistics of the real datasets: classes and average positives
 #: per training image (the papers' numbers, docs/methods.md).

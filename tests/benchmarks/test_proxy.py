@@ -1,20 +1,40 @@
 """The proxy benchmarks: label statistics against their targets, the written
-interchange files and the protocol applied to them."""
+interchange files and the protocol applied to them, and the generator kept
+out of what ``import spml_mm`` loads."""
+import json
 import os.path as osp
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from spml_mm.benchmarks.proxy import (CLASS_GLYPHS, CLASS_SETS,
+                                      CLASS_TEXTURES, DISTRACTOR_GLYPHS,
+                                      PROXY_TARGETS, TEXTURE_FAMILIES,
+                                      class_frequencies, class_name,
+                                      format_proxy_summary, label_statistics,
+                                      make_proxy_dataset, proxy_groups,
+                                      proxy_label_sampler, split_sizes,
+                                      texture_pattern)
 from spml_mm.datasets import observe_uniform
-from spml_mm.datasets.proxy import (CLASS_GLYPHS, CLASS_SETS,
-                                    CLASS_TEXTURES, DISTRACTOR_GLYPHS,
-                                    PROXY_TARGETS, TEXTURE_FAMILIES,
-                                    class_frequencies, class_name,
-                                    format_proxy_summary, label_statistics,
-                                    make_proxy_dataset, proxy_groups,
-                                    proxy_label_sampler, split_sizes,
-                                    texture_pattern)
+from tests.conftest import REPO
+
+#: The generator's modules (where it is now and where it was) loaded in a
+#: fresh interpreter after ``import spml_mm`` and after importing the
+#: generator.
+LOADED = """\
+import json, sys
+def loaded():
+    return sorted(name for name in sys.modules
+                  if name.startswith('spml_mm.benchmarks')
+                  or name == 'spml_mm.datasets.proxy')
+import spml_mm
+plugin = loaded()
+import spml_mm.benchmarks.proxy
+print(json.dumps(dict(plugin=plugin, generator=loaded())))
+"""
 
 
 def within(measured, target, tolerance=0.05):
@@ -176,3 +196,20 @@ def test_glyph_class_set_and_unknown_sets(tmp_path):
     assert summary['classes'] == 'glyphs'
     with pytest.raises(ValueError, match='classes must be one of'):
         make_proxy_dataset(str(tmp_path / 'x'), 'voc', classes='emoji')
+
+
+def test_import_spml_mm_leaves_the_generator_out():
+    """``custom_imports=['spml_mm']`` imports ``spml_mm``: the generator
+    stays unloaded until a tool imports :mod:`spml_mm.benchmarks.proxy` by
+    name. (SciPy and Pillow's fonts, which it uses, are loaded anyway, by
+    scikit-learn's metrics and by MMPretrain.)"""
+    proc = subprocess.run([sys.executable, '-c', LOADED],
+                          cwd=REPO,
+                          capture_output=True,
+                          text=True,
+                          check=True)
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert loaded['plugin'] == []
+    assert loaded['generator'] == [
+        'spml_mm.benchmarks', 'spml_mm.benchmarks.proxy'
+    ]

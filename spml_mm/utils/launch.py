@@ -1,0 +1,93 @@
+"""What ``tools/train.py`` and ``tools/test.py`` share: the arguments every
+entry point takes, the config edits both make, and the runner's run inside
+the distributed set-up and teardown.
+
+In the library rather than beside the tools so that the tools import it the
+same way as a script (``python tools/train.py``), from an installed package
+(``spml_mm/.mim/tools``) and when a test loads them from their file.
+"""
+import argparse
+import os
+import os.path as osp
+
+from mmengine.config import Config, DictAction
+from mmengine.registry import RUNNERS
+from mmengine.runner import Runner
+
+from .dist import (destroy_distributed, explain_distributed_timeout,
+                   setup_cpu_distributed)
+
+#: The default hooks MMEngine itself removes when set to None.
+MMENGINE_DEFAULT_HOOKS = ('runtime_info', 'timer', 'sampler_seed', 'logger',
+                          'param_scheduler', 'checkpoint')
+
+
+def parse_launch_args(parser: argparse.ArgumentParser,
+                      example: str) -> argparse.Namespace:
+    """Add ``--cfg-options``, ``--launcher`` and ``--local_rank`` after a
+    tool's own arguments, parse the command line and export ``LOCAL_RANK``.
+
+    Args:
+        parser (argparse.ArgumentParser): The tool's parser, with its own
+            arguments.
+        example (str): An override shown in ``--cfg-options``' help.
+
+    Returns:
+        argparse.Namespace: The parsed arguments.
+    """
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=DictAction,
+        help=f'override config entries, e.g. {example}')
+    parser.add_argument(
+        '--launcher',
+        choices=['none', 'pytorch', 'slurm', 'mpi'],
+        default='none',
+        help='job launcher')
+    parser.add_argument('--local_rank', '--local-rank', type=int, default=0)
+    args = parser.parse_args()
+    os.environ.setdefault('LOCAL_RANK', str(args.local_rank))
+    return args
+
+
+def apply_launch_args(cfg: Config, args: argparse.Namespace) -> None:
+    """Set ``cfg.launcher`` and the work dir: ``--work-dir``, else the
+    config's, else ``./work_dirs/<config name>``."""
+    cfg.launcher = args.launcher
+    if args.work_dir is not None:
+        cfg.work_dir = args.work_dir
+    elif cfg.get('work_dir') is None:
+        cfg.work_dir = osp.join('./work_dirs',
+                                osp.splitext(osp.basename(args.config))[0])
+
+
+def drop_disabled_hooks(cfg: Config) -> None:
+    """Remove the default hooks set to None that MMEngine does not know.
+
+    MMEngine accepts None only for its own default hooks (and removes them);
+    None switches the plugin's off too (e.g.
+    ``default_hooks.divergence_guard=None``).
+    """
+    for name in [k for k, v in cfg.get('default_hooks', {}).items()
+                 if v is None and k not in MMENGINE_DEFAULT_HOOKS]:
+        cfg.default_hooks.pop(name)
+
+
+def run_runner(cfg: Config, mode: str) -> None:
+    """Build the runner (``runner_type`` where the config sets one) and run
+    ``runner.train()`` or ``runner.test()``, on CPU ``gloo`` without CUDA
+    (:func:`setup_cpu_distributed`), with collective timeouts explained
+    (:func:`explain_distributed_timeout`) and the process group destroyed
+    at the end.
+
+    Args:
+        cfg (Config): The merged config, ``launcher`` set.
+        mode (str): ``'train'`` or ``'test'``.
+    """
+    setup_cpu_distributed(cfg, cfg.launcher)
+    runner = (Runner.from_cfg(cfg)
+              if 'runner_type' not in cfg else RUNNERS.build(cfg))
+    with explain_distributed_timeout(cfg):
+        getattr(runner, mode)()
+    destroy_distributed()
