@@ -12,7 +12,7 @@ import torch
 from spml_mm.engine.hooks import SPMLPseudoLabelHook
 from spml_mm.engine.hooks.pseudo_label_hook import scoring_pipeline
 from spml_mm.models import LabelBank
-from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+from spml_mm.models.label_banks.updaters import AsymmetricPseudoLabeling
 from tests.conftest import PYTHON, REPO, run_tool
 
 CONFIG = 'configs/em_apl/em_apl_vgg11bn_demo.py'
@@ -120,7 +120,7 @@ import os
 import torch
 from mmengine.dist import get_rank
 from mmpretrain.registry import MODELS
-from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+from spml_mm.models.label_banks.updaters import AsymmetricPseudoLabeling
 
 
 @MODELS.register_module()

@@ -34,9 +34,9 @@ from mmpretrain.registry import MODELS  # noqa: E402
 from mmpretrain.structures import DataSample  # noqa: E402
 
 from spml_mm.models import LabelBank, OPMLLabelBank  # noqa: E402
-from spml_mm.models.label_bank_scoring import (  # noqa: E402
+from spml_mm.engine.label_bank_scoring import (  # noqa: E402
     gather_records, pseudo_label_counts, update_in_blocks)
-from spml_mm.models.label_updaters import (  # noqa: E402
+from spml_mm.models.label_banks.updaters import (  # noqa: E402
     AsymmetricPseudoLabeling, OPMLLabelUpdater)
 
 SIZES = {'NUS-WIDE': (150000, 81), 'COCO': (82081, 80)}

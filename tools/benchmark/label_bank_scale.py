@@ -48,10 +48,10 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, osp.join(REPO, 'tools', 'benchmark'))
 from results_page import machine_summary, render_results_page  # noqa: E402
 
-from spml_mm.models.label_bank_scoring import (  # noqa: E402
+from spml_mm.engine.label_bank_scoring import (  # noqa: E402
     classes_per_block, update_in_blocks)
-from spml_mm.models.label_bank import LabelBank  # noqa: E402
-from spml_mm.models.label_updaters import \
+from spml_mm.models.label_banks import LabelBank  # noqa: E402
+from spml_mm.models.label_banks.updaters import \
     AsymmetricPseudoLabeling  # noqa: E402
 
 STORAGES = ('full', 'float16', 'uint8')

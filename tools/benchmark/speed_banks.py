@@ -30,7 +30,7 @@ from results_page import write_speed_part  # noqa: E402
 from spml_setups import (load, method_configs, one_positive,  # noqa: E402
                          pseudo_label_hook)
 
-from spml_mm.models.label_bank_scoring import update_in_blocks  # noqa: E402
+from spml_mm.engine.label_bank_scoring import update_in_blocks  # noqa: E402
 
 
 def bank_configs() -> dict:

@@ -5,7 +5,7 @@ from mmengine.dataset import BaseDataset
 from mmengine.hooks import Hook
 from mmpretrain.registry import HOOKS
 
-from spml_mm.models.label_bank import sample_indices
+from spml_mm.models.label_banks.label_bank import sample_indices
 
 
 @HOOKS.register_module()

@@ -12,7 +12,8 @@ whatever their bank holds.
 import pytest
 import torch
 
-from spml_mm.models.label_bank import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
+from spml_mm.models.label_banks.label_bank import (PSEUDO_NEGATIVE,
+                                                  PSEUDO_POSITIVE)
 from spml_mm.models.losses import (EMLoss, LLLoss, OPMLLoss, PartialBCELoss,
                                    UnifiedSPMLLoss, an_loss, em_loss,
                                    epr_loss, gr_loss, lasd_loss, ll_loss,

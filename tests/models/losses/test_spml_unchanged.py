@@ -16,7 +16,7 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 import spml_mm  # noqa: F401  (registers the plugin)
-from spml_mm.models.label_bank import PSEUDO_POSITIVE
+from spml_mm.models.label_banks.label_bank import PSEUDO_POSITIVE
 from spml_mm.models.losses import (LLLoss, OPMLLoss, an_loss, em_loss,
                                    epr_loss, gr_loss, lasd_loss, ll_loss,
                                    role_loss)

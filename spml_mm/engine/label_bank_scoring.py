@@ -13,8 +13,10 @@ from mmengine import dist
 from mmengine.logging import MMLogger
 from mmengine.runner.amp import autocast
 
-from .label_bank import (PSEUDO_NEGATIVE, PSEUDO_POSITIVE, LabelBank, Record,
-                         label_matrix, sample_indices)
+from spml_mm.models.label_banks.label_bank import (PSEUDO_NEGATIVE,
+                                                  PSEUDO_POSITIVE, LabelBank,
+                                                  Record, label_matrix,
+                                                  sample_indices)
 
 #: Share of ``max_gather_mb`` that one round of the chunked gather moves
 #: (all ranks' rows together).

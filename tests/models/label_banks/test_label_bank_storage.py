@@ -3,14 +3,16 @@ labels, class blocks, checkpoints and conversion between modes."""
 import pytest
 import torch
 
-from spml_mm.models.label_bank_scoring import update_in_blocks
+from spml_mm.engine.label_bank_scoring import update_in_blocks
 from spml_mm.models import LabelBank, OPMLLabelBank
-from spml_mm.models.label_bank import (STORAGE_BYTES, decode_soft_labels,
-                                       decode_states, encode_soft_labels,
-                                       encode_states)
-from spml_mm.models.label_updaters import (AsymmetricPseudoLabeling,
-                                           OPMLLabelUpdater)
-from tests.models.test_label_bank import samples
+from spml_mm.models.label_banks.label_bank import (STORAGE_BYTES,
+                                                  decode_soft_labels,
+                                                  decode_states,
+                                                  encode_soft_labels,
+                                                  encode_states)
+from spml_mm.models.label_banks.updaters import (AsymmetricPseudoLabeling,
+                                                 OPMLLabelUpdater)
+from tests.models.label_banks.test_label_bank import samples
 
 N, C = 240, 13  # 13 classes: a block of 8 and a partial byte of 5
 COMPACT = ('float16', 'uint8')

@@ -1,5 +1,5 @@
 """The scoring pass's gather, diagnostics and refusals
-(spml_mm.models.label_bank_scoring)."""
+(spml_mm.engine.label_bank_scoring)."""
 import json
 import logging
 import os
@@ -11,13 +11,13 @@ import torch.distributed as torch_dist
 import torch.multiprocessing as mp
 from mmengine.logging import MMLogger
 
-from spml_mm.models import LabelBank
-from spml_mm.models.label_bank_scoring import (classes_per_block,
+from spml_mm.engine.label_bank_scoring import (classes_per_block,
                                                gather_records,
                                                pseudo_label_counts,
                                                pseudo_label_stats,
                                                update_in_blocks)
-from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+from spml_mm.models import LabelBank
+from spml_mm.models.label_banks.updaters import AsymmetricPseudoLabeling
 
 
 def padded_records():

@@ -3,8 +3,9 @@ import torch
 from mmpretrain.structures import DataSample
 
 from spml_mm.models import OPMLLabelBank
-from spml_mm.models.label_bank import LabelBank
-from spml_mm.models.label_updaters import OPMLLabelUpdater, num_corrections
+from spml_mm.models.label_banks.label_bank import LabelBank
+from spml_mm.models.label_banks.updaters import (OPMLLabelUpdater,
+                                                 num_corrections)
 
 # Rows 0-3 observe class 0, rows 4-7 class 1.
 OBSERVED = torch.zeros(8, 2, dtype=torch.bool)
