@@ -246,7 +246,7 @@ def test_update_numbers_reach_the_message_hub():
         samples.append(sample)
     target = torch.zeros(4, 3)
     target[torch.arange(4), torch.arange(4) % 3] = 1
-    bank.record(samples, torch.randn(4, 3), target)
+    bank.record(torch.arange(4), torch.randn(4, 3), target, samples)
     hook.after_train_epoch(runner)
     # U_c = 2, 3, 3 over T - T_w = 2 rounds: int(0.9 * U_c / 2) = 0, 1, 1
     hub = runner.message_hub

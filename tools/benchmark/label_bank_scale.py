@@ -51,6 +51,7 @@ from results_page import machine_summary, render_results_page  # noqa: E402
 from spml_mm.engine.label_bank_scoring import (  # noqa: E402
     classes_per_block, update_in_blocks)
 from spml_mm.models.label_banks import LabelBank  # noqa: E402
+from spml_mm.models.label_banks.batch import ScoredBatch  # noqa: E402
 from spml_mm.models.label_banks.updaters import \
     AsymmetricPseudoLabeling  # noqa: E402
 
@@ -211,8 +212,9 @@ def gather_worker(rank: int, world_size: int, port: int, num_samples: int,
     records = []
     for index in shard.split(256):
         observed = positive[index, None] == torch.arange(num_classes)
-        records.append((index, torch.rand(len(index), num_classes,
-                                          generator=g), observed, None))
+        records.append(ScoredBatch(index, torch.rand(len(index), num_classes,
+                                                     generator=g),
+                                   observed, None))
     bank = LabelBank(num_classes, num_samples, storage='uint8')
     torch_dist.barrier()
     reset_peak()

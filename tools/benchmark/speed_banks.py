@@ -31,6 +31,7 @@ from spml_setups import (load, method_configs, one_positive,  # noqa: E402
                          pseudo_label_hook)
 
 from spml_mm.engine.label_bank_scoring import update_in_blocks  # noqa: E402
+from spml_mm.models.label_banks.batch import ScoredBatch  # noqa: E402
 
 
 def bank_configs() -> dict:
@@ -54,8 +55,9 @@ def measure_banks(scale: float, repeats: int, progress: ProgressBar) -> List:
         full = observed | (torch.rand(num_samples, num_classes,
                                       generator=g) < 0.02)
         # one rank's scored batches of 64, as the hook records them
-        records = [(torch.arange(i, min(i + 64, num_samples)),
-                    scores[i:i + 64], observed[i:i + 64], full[i:i + 64])
+        records = [ScoredBatch(torch.arange(i, min(i + 64, num_samples)),
+                               scores[i:i + 64], observed[i:i + 64],
+                               full[i:i + 64])
                    for i in range(0, num_samples, 64)]
         for name, cfg in configs.items():
             hook = pseudo_label_hook(cfg)

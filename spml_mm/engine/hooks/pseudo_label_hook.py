@@ -10,7 +10,8 @@ from mmpretrain.registry import HOOKS, MODELS
 
 from spml_mm.engine.label_bank_scoring import (score_training_set,
                                                update_in_blocks)
-from spml_mm.models.label_banks.label_bank import LabelBank, sample_indices
+from spml_mm.models.label_banks import LabelBank
+from spml_mm.models.label_banks.batch import sample_indices
 
 #: Training-pipeline transforms that make the observed labels; the scoring
 #: pipeline must apply them too.

@@ -1,3 +1,4 @@
+from .base_label_bank import BaseLabelBank
 from .corrected_label_bank import CorrectedLabelBank
 from .label_bank import LabelBank
 from .label_estimate_table import LabelEstimateTable
@@ -5,5 +6,6 @@ from .opml_label_bank import OPMLLabelBank
 from .updaters import *  # noqa: F401,F403
 
 __all__ = [
-    'CorrectedLabelBank', 'LabelBank', 'LabelEstimateTable', 'OPMLLabelBank'
+    'BaseLabelBank', 'CorrectedLabelBank', 'LabelBank', 'LabelEstimateTable',
+    'OPMLLabelBank'
 ]
