@@ -15,7 +15,7 @@ import torch
 
 from spml_mm.models.losses.an_loss import an_loss, an_value_and_grad
 from spml_mm.models.losses.em_loss import em_loss, em_value_and_grad
-from spml_mm.models.losses.gr_loss import gr_loss, gr_value_and_grad
+from spml_mm.models.losses.gr import gr_loss, gr_value_and_grad
 from spml_mm.models.losses.lasd_loss import lasd_loss, lasd_value_and_grad
 from spml_mm.models.losses.opml_loss import (high_rank_penalty,
                                              high_rank_value_and_grad,
