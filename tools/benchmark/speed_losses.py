@@ -34,7 +34,7 @@ from measure import (clock, costliest_operator, interleaved,  # noqa: E402
                      profile_call)
 from results_page import REFERENCE_NAME, write_speed_part  # noqa: E402
 from spml_setups import (REFERENCE, load, method_configs,  # noqa: E402
-                         num_views, one_positive, samples_of, start_schedules,
+                         num_views, one_positive, start_schedules,
                          trained_bank)
 
 from spml_mm.models.data_preprocessors import split_views  # noqa: E402
@@ -62,7 +62,8 @@ def loss_step(cfg: Optional[Config], batch: int, num_classes: int,
         loss = MODELS.build(head.loss)
         start_schedules(loss, cfg)
         if head.get('label_bank'):
-            kwargs = trained_bank(cfg, target, g).entries(samples_of(target))
+            kwargs = trained_bank(cfg, target, g).entries(
+                torch.arange(batch), target)
         if head.get('consistency'):
             consistency = MODELS.build(head.consistency)
             views = num_views(cfg)
