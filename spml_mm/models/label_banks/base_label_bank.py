@@ -40,9 +40,9 @@ class BaseLabelBank(nn.Module, metaclass=ABCMeta):
     """
 
     #: The keyword arguments :meth:`entries` gives the loss.
-    ENTRY_KEYS: Tuple[str, ...] = ()
+    ENTRY_KEYS: Tuple[str, ...]
     #: ``'updater'`` or ``'loss'`` (above).
-    WRITTEN_BY: str = 'updater'
+    WRITTEN_BY: str
     #: What messages call the bank.
     NAME: str = 'label bank'
 

@@ -72,6 +72,7 @@ class LabelBank(BaseLabelBank):
     """
 
     ENTRY_KEYS = ('pseudo_label', 'soft_label')
+    WRITTEN_BY = 'updater'
 
     def __init__(self,
                  num_classes: int,
