@@ -12,7 +12,7 @@ import torch
 from spml_mm.engine.hooks import SPMLPseudoLabelHook
 from spml_mm.engine.hooks.pseudo_label_hook import scoring_pipeline
 from spml_mm.models import LabelBank
-from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+from spml_mm.models.label_banks.updaters import AsymmetricPseudoLabeling
 from tests.conftest import PYTHON, REPO, run_tool
 
 CONFIG = 'configs/em_apl/em_apl_vgg11bn_demo.py'
@@ -120,7 +120,7 @@ import os
 import torch
 from mmengine.dist import get_rank
 from mmpretrain.registry import MODELS
-from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+from spml_mm.models.label_banks.updaters import AsymmetricPseudoLabeling
 
 
 @MODELS.register_module()
@@ -246,7 +246,7 @@ def test_update_numbers_reach_the_message_hub():
         samples.append(sample)
     target = torch.zeros(4, 3)
     target[torch.arange(4), torch.arange(4) % 3] = 1
-    bank.record(samples, torch.randn(4, 3), target)
+    bank.record(torch.arange(4), torch.randn(4, 3), target, samples)
     hook.after_train_epoch(runner)
     # U_c = 2, 3, 3 over T - T_w = 2 rounds: int(0.9 * U_c / 2) = 0, 1, 1
     hub = runner.message_hub

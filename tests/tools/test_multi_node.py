@@ -7,7 +7,7 @@ import subprocess
 import pytest
 import torch
 
-from spml_mm.models.label_bank import decode_states
+from spml_mm.models.label_banks.storage import decode_states
 from tests.conftest import PYTHON, REPO
 from tests.tools.test_train_test import free_port
 

@@ -31,12 +31,13 @@ from mmengine.utils import ProgressBar
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
-from spml_mm.models import LabelBank, OPMLLabelBank
-from spml_mm.models.label_bank_scoring import (gather_records,
+from spml_mm.engine.label_bank_scoring import (gather_records,
                                                pseudo_label_counts,
                                                update_in_blocks)
-from spml_mm.models.label_updaters import (AsymmetricPseudoLabeling,
-                                           OPMLLabelUpdater)
+from spml_mm.models import LabelBank, OPMLLabelBank
+from spml_mm.models.label_banks.batch import ScoredBatch
+from spml_mm.models.label_banks.updaters import (AsymmetricPseudoLabeling,
+                                                 OPMLLabelUpdater)
 from tools.benchmark.results_page import REPO, command_line
 
 SIZES = {'NUS-WIDE': (150000, 81), 'COCO': (82081, 80)}
@@ -116,9 +117,9 @@ def bank_rows(repeats, progress):
         observed[torch.arange(n), torch.randint(c, (n, ), generator=g)] = 1
         full = observed | (torch.rand(n, c, generator=g) < 0.02)
         # one rank's batches of 64 in sampler order
-        records = [(torch.arange(i, min(i + 64, n)), scores[i:i + 64],
-                    observed[i:i + 64], full[i:i + 64])
-                   for i in range(0, n, 64)]
+        records = [ScoredBatch(torch.arange(i, min(i + 64, n)),
+                               scores[i:i + 64], observed[i:i + 64],
+                               full[i:i + 64]) for i in range(0, n, 64)]
         apl = AsymmetricPseudoLabeling(0.9)
         bank = LabelBank(num_classes=c, num_samples=n)
         opml = OPMLLabelUpdater(zeta=0.5, correction_start_epoch=1)

@@ -43,10 +43,11 @@ import torch.distributed as torch_dist
 import torch.multiprocessing as mp
 from mmengine.utils import ProgressBar
 
-from spml_mm.models.label_bank import LabelBank
-from spml_mm.models.label_bank_scoring import (classes_per_block,
+from spml_mm.engine.label_bank_scoring import (classes_per_block,
                                                update_in_blocks)
-from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+from spml_mm.models.label_banks import LabelBank
+from spml_mm.models.label_banks.batch import ScoredBatch
+from spml_mm.models.label_banks.updaters import AsymmetricPseudoLabeling
 from tools.benchmark.results_page import (REPO, command_line, machine_summary,
                                           render_results_page)
 
@@ -207,8 +208,9 @@ def gather_worker(rank: int, world_size: int, port: int, num_samples: int,
     records = []
     for index in shard.split(256):
         observed = positive[index, None] == torch.arange(num_classes)
-        records.append((index, torch.rand(len(index), num_classes,
-                                          generator=g), observed, None))
+        records.append(ScoredBatch(index, torch.rand(len(index), num_classes,
+                                                     generator=g),
+                                   observed, None))
     bank = LabelBank(num_classes, num_samples, storage='uint8')
     torch_dist.barrier()
     reset_peak()

@@ -20,7 +20,8 @@ import torch
 from mmengine.utils import ProgressBar
 from mmpretrain.registry import MODELS
 
-from spml_mm.models.label_bank_scoring import update_in_blocks
+from spml_mm.engine.label_bank_scoring import update_in_blocks
+from spml_mm.models.label_banks.batch import ScoredBatch
 from tools.benchmark.label_bank import SIZES
 from tools.benchmark.measure import clock, profile_call
 from tools.benchmark.results_page import parse_speed_args, write_speed_part
@@ -49,8 +50,9 @@ def measure_banks(scale: float, repeats: int, progress: ProgressBar) -> List:
         full = observed | (torch.rand(num_samples, num_classes,
                                       generator=g) < 0.02)
         # one rank's scored batches of 64, as the hook records them
-        records = [(torch.arange(i, min(i + 64, num_samples)),
-                    scores[i:i + 64], observed[i:i + 64], full[i:i + 64])
+        records = [ScoredBatch(torch.arange(i, min(i + 64, num_samples)),
+                               scores[i:i + 64], observed[i:i + 64],
+                               full[i:i + 64])
                    for i in range(0, num_samples, 64)]
         for name, cfg in configs.items():
             hook = pseudo_label_hook(cfg)

@@ -32,7 +32,7 @@ from tools.benchmark.measure import (clock, costliest_operator, interleaved,
 from tools.benchmark.results_page import (REFERENCE_NAME, parse_speed_args,
                                           write_speed_part)
 from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
-                                         num_views, one_positive, samples_of,
+                                         num_views, one_positive,
                                          start_schedules, trained_bank)
 
 #: logits shapes of the loss table and the configs their settings come from
@@ -58,7 +58,8 @@ def loss_step(cfg: Optional[Config], batch: int, num_classes: int,
         loss = MODELS.build(head.loss)
         start_schedules(loss, cfg)
         if head.get('label_bank'):
-            kwargs = trained_bank(cfg, target, g).entries(samples_of(target))
+            kwargs = trained_bank(cfg, target, g).entries(
+                torch.arange(batch), target)
         if head.get('consistency'):
             consistency = MODELS.build(head.consistency)
             views = num_views(cfg)

@@ -9,7 +9,7 @@ from mmengine.config import Config
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
-from spml_mm.models.label_bank import LabelBank
+from spml_mm.models.label_banks import LabelBank
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 

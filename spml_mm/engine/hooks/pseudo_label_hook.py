@@ -8,9 +8,10 @@ from mmengine.model import is_model_wrapper
 from mmengine.optim import AmpOptimWrapper
 from mmpretrain.registry import HOOKS, MODELS
 
-from spml_mm.models.label_bank import LabelBank, sample_indices
-from spml_mm.models.label_bank_scoring import (score_training_set,
+from spml_mm.engine.label_bank_scoring import (score_training_set,
                                                update_in_blocks)
+from spml_mm.models.label_banks import LabelBank
+from spml_mm.models.label_banks.batch import sample_indices
 
 #: Training-pipeline transforms that make the observed labels; the scoring
 #: pipeline must apply them too.
@@ -63,7 +64,7 @@ class SPMLPseudoLabelHook(Hook):
     The update rule is the ``updater`` (a :class:`BaseLabelUpdater`): APL by
     default; OPML's label correction plugs in the same way. The hook only
     decides when; the scoring pass, the gather and the update are
-    :mod:`spml_mm.models.label_bank_scoring`. Scores that are NaN or
+    :mod:`spml_mm.engine.label_bank_scoring`. Scores that are NaN or
     infinite are refused with a warning and leave the bank as it was.
 
     After each update the log line ``Pseudo-labels after epoch e: ...``
@@ -99,11 +100,11 @@ class SPMLPseudoLabelHook(Hook):
             rank at once: the (N, C) scores are gathered and the bank
             updated in blocks of classes whose (N, block) float32 scores fit
             in it (a multiple of 8 classes, at least 8; see
-            :func:`~spml_mm.models.label_bank_scoring.update_in_blocks`).
+            :func:`~spml_mm.engine.label_bank_scoring.update_in_blocks`).
             The result does not depend on it. The gather of a block holds
             at most twice the bound on a rank (the block's scores and
             labels, 1.25 times, and one round of rows; 1.7 times measured
-            on 2 gloo ranks, ``tests/models/test_label_bank_scoring.py``);
+            on 2 gloo ranks, ``tests/engine/test_label_bank_scoring.py``);
             the update rule's buffers come on top. Defaults to 256 (one
             block up to N x C = 67M entries).
 

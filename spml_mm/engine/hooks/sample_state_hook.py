@@ -1,11 +1,11 @@
 from typing import List
 
-import torch.nn as nn
 from mmengine.dataset import BaseDataset
 from mmengine.hooks import Hook
 from mmpretrain.registry import HOOKS
 
-from spml_mm.models.label_bank import sample_indices
+from spml_mm.models.label_banks.base_label_bank import BaseLabelBank
+from spml_mm.models.label_banks.batch import sample_indices
 
 
 @HOOKS.register_module()
@@ -13,9 +13,10 @@ class SPMLSampleStateHook(Hook):
     """Size and synchronise per-sample state written in the training step.
 
     Some methods change per-sample state inside the training step (LL-Cp's
-    permanent corrections, :class:`CorrectedLabelBank`): each rank writes
-    the rows of its own samples. This hook serves every module of the model
-    that has ``allocate(num_samples)`` and ``merge_ranks()``:
+    permanent corrections, :class:`CorrectedLabelBank`; ROLE's
+    :class:`LabelEstimateTable`): each rank writes the rows of its own
+    samples. This hook serves every label bank of the model written by the
+    loss (:class:`BaseLabelBank`, ``WRITTEN_BY = 'loss'``):
 
     - before training (and before ``--resume`` loads a checkpoint), it sizes
       the state for the training set (its length N);
@@ -36,11 +37,10 @@ class SPMLSampleStateHook(Hook):
     priority = 'NORMAL'
 
     @staticmethod
-    def _states(runner) -> List[nn.Module]:
+    def _states(runner) -> List[BaseLabelBank]:
         return [
             m for m in runner.model.modules()
-            if callable(getattr(m, 'merge_ranks', None))
-            and callable(getattr(m, 'allocate', None))
+            if isinstance(m, BaseLabelBank) and m.WRITTEN_BY == 'loss'
         ]
 
     def before_run(self, runner) -> None:

@@ -6,6 +6,7 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 from ..data_preprocessors import split_views
+from ..label_banks.batch import sample_indices
 
 
 @MODELS.register_module()
@@ -31,10 +32,11 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             multi-view training batches, e.g. ``dict(type='ViewConsistency',
             alpha=0.7)``, logged as ``loss_consistency``. The SPML loss
             always reads the first view only. Defaults to None.
-        label_bank (dict, optional): A per-sample label state, e.g.
-            ``dict(type='LabelBank')``, sized and updated by
-            :class:`SPMLPseudoLabelHook`; the batch's rows are passed to the
-            loss as keyword arguments (EM + APL). Defaults to None.
+        label_bank (dict, optional): A per-sample label state, a
+            :class:`BaseLabelBank` such as ``dict(type='LabelBank')`` (EM +
+            APL), sized and written by its hook; its :meth:`entries` of the
+            batch are passed to the loss as keyword arguments. Defaults to
+            None.
         init_cfg (dict, optional): Initialisation of the linear layer.
             Defaults to None: torch's default ``nn.Linear`` initialisation
             (uniform in +-1/sqrt(in_channels)), which every SPML release
@@ -124,8 +126,11 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             target = target.clamp(min=0)
         target = target.to(cls_score.device)
         if self.label_bank is not None:
-            self.label_bank.record(data_samples, views[0], target)
-            kwargs.update(self.label_bank.entries(data_samples))
+            index = sample_indices(data_samples)
+            self.label_bank.record(index, views[0], target, data_samples)
+            kwargs.update(
+                self.label_bank.entries(index, target,
+                                        kwargs.get('observed_negative')))
         losses = dict(loss=self.loss_module(views[0], target, **kwargs))
         if self.consistency is not None:
             losses['loss_consistency'] = self.consistency(views)

@@ -2,7 +2,9 @@ from .an_loss import ANLoss, an_loss
 from .consistency import ViewConsistency, view_consistency
 from .em_loss import EMLoss, em_loss
 from .epr_loss import EPRLoss, epr_loss
-from .gr_loss import GRLoss, gr_loss
+from .gr_loss import GRLoss
+# after .gr_loss, whose import binds the name `gr_loss` to that module
+from .gr import gr_loss
 from .large_loss import LLLoss, large_loss_selection, ll_loss
 from .lasd_loss import LASDLoss, lasd_loss, theorem_5_4_lambda_neg
 from .role_loss import ROLELoss, role_loss

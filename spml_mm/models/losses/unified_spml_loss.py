@@ -18,6 +18,7 @@ are the entries of :data:`PRESETS`.
 import copy
 import inspect
 import logging
+import math
 from functools import partial
 from typing import Callable, Dict, Optional, Tuple
 
@@ -26,6 +27,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from mmengine.logging import print_log
 from mmpretrain.registry import MODELS
+
+from .gr import gr_loss
 
 
 # --- k(p): soft pseudo-label of an unobserved entry ------------------------
@@ -248,6 +251,8 @@ def _split_component(cfg: Optional[dict], table: Dict[str, Callable],
                 isinstance(x, (int, float)) for x in ends):
             raise ValueError(f'{name}.{arg} must be a number or a (start, '
                              f'end) pair, got {value!r}')
+        if not all(math.isfinite(x) for x in ends):
+            raise ValueError(f'{name}.{arg} must be finite, got {value!r}')
         check, valid = _DOMAINS.get(arg, (lambda x: True, ''))
         if not all(check(x) for x in ends):
             raise ValueError(f'{name}.{arg} must be {valid} (at every point '
@@ -280,9 +285,9 @@ class UnifiedSPMLLoss(nn.Module):
     ``(epoch + 1) / T`` (0-based epoch). Before the first call they sit at
     their start values. GR's components (``logistic`` k, ``gaussian`` v,
     ``log`` or ``gce`` L1, ``gce`` L2, ``gce_neg`` L3, with any arguments)
-    are computed by ``gr_value_and_grad`` (``gr_loss.py``), GR's equation
-    with its analytic gradient; every other combination by autograd through
-    the components.
+    are computed by ``gr_value_and_grad`` (``gr.py``), GR's equation with
+    its analytic gradient; every other combination, and GR's with
+    ``trainable_k``, by autograd through the components.
 
     Components (names and arguments):
 
@@ -357,8 +362,7 @@ class UnifiedSPMLLoss(nn.Module):
                                  'v follow epoch schedules')
             self.terms[name] = term and partial(term[0], **term[1])
             funcs[name] = term and term[0]
-        # GR's components (any arguments) run as gr_value_and_grad, the one
-        # place where GR's equation is written
+        # GR's components (any arguments) run fused, as gr_value_and_grad
         self._gr_q = None
         if (not trainable_k and self.k_func is k_logistic
                 and self.v_func is v_gaussian
@@ -432,8 +436,6 @@ class UnifiedSPMLLoss(nn.Module):
         """
         self._warn_without_schedule()
         if self._gr_q is not None:
-            # imported here: gr_loss.py builds GRLoss on this module's class
-            from .gr_loss import gr_loss
             return gr_loss(cls_score, target, self._k_now['w'],
                            self._k_now['b'], self._v_now['mu'],
                            self._v_now['sigma'], *self._gr_q,

@@ -66,8 +66,9 @@ def test_gr_preset_is_grloss(batch):
 def test_gr_components_run_gr_value_and_grad(batch, l1, monkeypatch):
     """The gr preset, with any arguments, is computed by GR's own function,
     and equals the framework's generic form (autograd of its components)."""
-    # the module, not the function the package exports under its name
-    gr_module = importlib.import_module('spml_mm.models.losses.gr_loss')
+    # the module, not the class the package exports under its name
+    unified = importlib.import_module(
+        'spml_mm.models.losses.unified_spml_loss')
     logits, target = batch
     loss = UnifiedSPMLLoss(
         preset='gr', l1=l1, l2=dict(type='gce', q=0.2),
@@ -84,7 +85,7 @@ def test_gr_components_run_gr_value_and_grad(batch, l1, monkeypatch):
     torch.testing.assert_close(value, expected, rtol=1e-5, atol=1e-7)
     torch.testing.assert_close(z.grad, z_ref.grad, rtol=1e-4, atol=1e-8)
     calls = []
-    monkeypatch.setattr(gr_module, 'gr_loss',
+    monkeypatch.setattr(unified, 'gr_loss',
                         lambda *args: calls.append(args[6:]) or value)
     loss(logits, target)
     # q1, q2, q3 and no observed negatives

@@ -23,7 +23,7 @@ from spml_mm.models.losses.an_loss import an_value_and_grad
 from spml_mm.models.losses.consistency import consistency_value_and_grad
 from spml_mm.models.losses.em_loss import em_value_and_grad
 from spml_mm.models.losses.epr_loss import epr_value_and_grad
-from spml_mm.models.losses.gr_loss import gr_value_and_grad
+from spml_mm.models.losses.gr import gr_value_and_grad
 from spml_mm.models.losses.large_loss import ll_value_and_grad
 from spml_mm.models.losses.lasd_loss import lasd_value_and_grad
 from spml_mm.models.losses.opml_loss import (high_rank_value_and_grad,

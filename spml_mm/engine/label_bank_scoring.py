@@ -13,8 +13,11 @@ from mmengine import dist
 from mmengine.logging import MMLogger
 from mmengine.runner.amp import autocast
 
-from .label_bank import (PSEUDO_NEGATIVE, PSEUDO_POSITIVE, LabelBank, Record,
-                         label_matrix, sample_indices)
+from spml_mm.models.label_banks import LabelBank
+from spml_mm.models.label_banks.batch import (ScoredBatch, label_matrix,
+                                              sample_indices)
+from spml_mm.models.label_banks.label_bank import (PSEUDO_NEGATIVE,
+                                                  PSEUDO_POSITIVE)
 
 #: Share of ``max_gather_mb`` that one round of the chunked gather moves
 #: (all ranks' rows together).
@@ -23,7 +26,7 @@ ROUND_SHARE = 1 / 32
 
 @torch.no_grad()
 def score_training_set(model: nn.Module, loader, num_classes: int,
-                       amp: bool = False) -> List[Record]:
+                       amp: bool = False) -> List[ScoredBatch]:
     """Probabilities of this rank's share of ``loader``, as records.
 
     The model runs in eval mode (restored afterwards) and the random stream
@@ -37,7 +40,7 @@ def score_training_set(model: nn.Module, loader, num_classes: int,
         amp (bool): Score under autocast. Defaults to False.
 
     Returns:
-        list[Record]: One (index, scores, observed, full) per batch.
+        list[ScoredBatch]: One per batch.
     """
     training = model.training
     model.eval()
@@ -48,9 +51,10 @@ def score_training_set(model: nn.Module, loader, num_classes: int,
                 samples = model.test_step(data)
             scores = torch.stack([s.pred_score for s in samples]).float()
             records.append(
-                (sample_indices(samples).to(scores.device), scores,
-                 label_matrix(samples, 'gt_label', num_classes),
-                 label_matrix(samples, 'gt_label_full', num_classes)))
+                ScoredBatch(sample_indices(samples).to(scores.device), scores,
+                            label_matrix(samples, 'gt_label', num_classes),
+                            label_matrix(samples, 'gt_label_full',
+                                         num_classes)))
     model.train(training)
     return records
 
@@ -64,14 +68,14 @@ def classes_per_block(num_samples: int, num_classes: int,
     return min(num_classes, max(8, int(max_gather_mb / per_class) // 8 * 8))
 
 
-def count_non_finite(records: Sequence[Record]) -> int:
+def count_non_finite(records: Sequence[ScoredBatch]) -> int:
     """Scores that are NaN or infinite, summed over all ranks."""
-    bad = sum(int((~r[1].isfinite()).count_nonzero()) for r in records)
+    bad = sum(int((~r.scores.isfinite()).count_nonzero()) for r in records)
     return int(sum(t.item() for t in dist.all_gather(torch.tensor([bad]))))
 
 
 def _sample_positions(
-    records: Sequence[Record], num_samples: int
+    records: Sequence[ScoredBatch], num_samples: int
 ) -> Tuple[torch.Tensor, List[int], torch.Tensor, bool, torch.device]:
     """Every rank's sample indices, in rank order, and where each sample's
     first copy sits among them.
@@ -82,10 +86,10 @@ def _sample_positions(
         labels, and this rank's device.
     """
     has_full = torch.tensor(
-        [int(all(r[3] is not None for r in records))])
+        [int(all(r.full is not None for r in records))])
     has_full = bool(torch.cat(dist.all_gather(has_full)).all())
-    device = records[0][1].device if records else torch.device('cpu')
-    index = (torch.cat([r[0] for r in records]).to(device) if records else
+    device = records[0].scores.device if records else torch.device('cpu')
+    index = (torch.cat([r.index for r in records]).to(device) if records else
              torch.zeros(0, dtype=torch.long))
     counts = torch.cat(dist.all_gather(torch.tensor([len(index)]))).tolist()
     padded = index.new_zeros(max(counts))
@@ -112,7 +116,7 @@ def _sample_positions(
     return index, counts, first, has_full, device
 
 
-def _local_rows(records: Sequence[Record], offsets: List[int], start: int,
+def _local_rows(records: Sequence[ScoredBatch], offsets: List[int], start: int,
                 end: int, classes: slice, has_full: bool,
                 device) -> Tuple[torch.Tensor, torch.Tensor]:
     """Rows ``[start, end)`` of this rank's records (in record order; record
@@ -137,7 +141,7 @@ def _local_rows(records: Sequence[Record], offsets: List[int], start: int,
 
 
 def gather_records(
-    records: Sequence[Record],
+    records: Sequence[ScoredBatch],
     num_samples: int,
     num_classes: int,
     classes: slice = slice(None),
@@ -155,8 +159,7 @@ def gather_records(
     the sample indices (16 bytes per sample).
 
     Args:
-        records (Sequence[Record]): This rank's (index, scores, observed,
-            full) batches.
+        records (Sequence[ScoredBatch]): This rank's scored batches.
         num_samples (int): Training set length N.
         num_classes (int): Number of classes C.
         classes (slice): The columns C' to gather. Defaults to all.
@@ -184,7 +187,7 @@ def gather_records(
     own = counts[dist.get_rank()]
     offsets = [0]
     for record in records:
-        offsets.append(offsets[-1] + len(record[0]))
+        offsets.append(offsets[-1] + len(record.index))
     for start in range(0, max(counts), rows):
         end = min(start + rows, own)
         if start < end:
@@ -254,7 +257,7 @@ def pseudo_label_stats(counts: Dict[str, int]) -> Dict[str, float]:
 
 
 def update_in_blocks(bank: LabelBank,
-                     records: Sequence[Record],
+                     records: Sequence[ScoredBatch],
                      updater,
                      epoch: int,
                      max_epochs: int,
@@ -276,7 +279,7 @@ def update_in_blocks(bank: LabelBank,
 
     Args:
         bank (LabelBank): The bank to update.
-        records (Sequence[Record]): This rank's scored batches.
+        records (Sequence[ScoredBatch]): This rank's scored batches.
         updater (BaseLabelUpdater): The update rule.
         epoch (int): The epoch just trained, 1-based.
         max_epochs (int): Epochs of the run (T).

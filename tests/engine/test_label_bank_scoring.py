@@ -1,5 +1,5 @@
 """The scoring pass's gather, diagnostics and refusals
-(spml_mm.models.label_bank_scoring)."""
+(spml_mm.engine.label_bank_scoring)."""
 import json
 import logging
 import os
@@ -11,13 +11,14 @@ import torch.distributed as torch_dist
 import torch.multiprocessing as mp
 from mmengine.logging import MMLogger
 
-from spml_mm.models import LabelBank
-from spml_mm.models.label_bank_scoring import (classes_per_block,
+from spml_mm.engine.label_bank_scoring import (classes_per_block,
                                                gather_records,
                                                pseudo_label_counts,
                                                pseudo_label_stats,
                                                update_in_blocks)
-from spml_mm.models.label_updaters import AsymmetricPseudoLabeling
+from spml_mm.models import LabelBank
+from spml_mm.models.label_banks.batch import ScoredBatch
+from spml_mm.models.label_banks.updaters import AsymmetricPseudoLabeling
 
 
 def padded_records():
@@ -25,10 +26,12 @@ def padded_records():
     obs = torch.eye(3, dtype=torch.bool)[[0, 1, 2, 0, 1]]
     full = obs | torch.tensor([True, False, False])
     # two batches as a padded sampler yields them: sample 0 comes twice
-    records = [(torch.tensor([3, 0, 4]), scores[[3, 0, 4]], obs[[3, 0, 4]],
-                full[[3, 0, 4]]),
-               (torch.tensor([1, 2, 0]), scores[[1, 2, 0]] + 1, obs[[1, 2, 0]],
-                full[[1, 2, 0]])]
+    records = [
+        ScoredBatch(torch.tensor([3, 0, 4]), scores[[3, 0, 4]],
+                    obs[[3, 0, 4]], full[[3, 0, 4]]),
+        ScoredBatch(torch.tensor([1, 2, 0]), scores[[1, 2, 0]] + 1,
+                    obs[[1, 2, 0]], full[[1, 2, 0]])
+    ]
     return records, scores, obs, full
 
 
@@ -50,7 +53,7 @@ def test_gather_keeps_one_row_per_sample(max_gather_mb):
     assert torch.equal(got_obs, obs[:, 1:])
     assert torch.equal(got_full, full[:, 1:])
     # without gt_label_full on every sample there is no accuracy
-    records[1] = records[1][:3] + (None, )
+    records[1] = records[1]._replace(full=None)
     assert gather_records(records, 5, 3)[2] is None
     with pytest.raises(RuntimeError, match='1 of 6 training samples were '
                        r'not scored \(first: sample_idx 5\)'):
@@ -91,8 +94,8 @@ def test_non_finite_scores_are_refused(bad):
     bank.pseudo_label[2, 1] = -1
     bank.soft_label[2, 1] = 0.25
     before = bank.pseudo_label.clone(), bank.soft_label.clone()
-    records[1][1][0, 2] = bad
-    records[0][1][1, 0] = bad
+    records[1].scores[0, 2] = bad
+    records[0].scores[1, 0] = bad
     # the newest logger is the current one, which the refusal writes to
     logger = MMLogger.get_instance(f'refusal_{bad}')
     kept = []
@@ -131,9 +134,11 @@ def _gather_rank(rank, world, port, out):
     shard = torch.arange(rank, N, world)
     positive = torch.randint(BLOCK, (N, ),
                              generator=torch.Generator().manual_seed(9))
-    records = [(i, torch.rand(len(i), BLOCK, generator=g),
-                positive[i, None] == torch.arange(BLOCK), None)
-               for i in shard.split(256)]
+    records = [
+        ScoredBatch(i, torch.rand(len(i), BLOCK, generator=g),
+                    positive[i, None] == torch.arange(BLOCK), None)
+        for i in shard.split(256)
+    ]
     max_gather_mb = 4 * N * BLOCK / 2**20
     torch_dist.barrier()
     with open('/proc/self/clear_refs', 'w') as f:
@@ -143,7 +148,7 @@ def _gather_rank(rank, world, port, out):
                                          max_gather_mb=max_gather_mb)
     peak = (_resident_peak() - start) / 2**20
     # every rank holds every sample's row, its own ones as they were scored
-    own = torch.cat([r[1] for r in records])
+    own = torch.cat([r.scores for r in records])
     ok = (torch.equal(scores[shard], own)
           and torch.equal(observed, positive[:, None] == torch.arange(BLOCK)))
     result = torch.tensor([peak, float(ok)], dtype=torch.float64)

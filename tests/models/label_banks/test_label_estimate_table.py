@@ -13,6 +13,19 @@ def samples(indices, positives):
             for i, c in zip(indices, positives)]
 
 
+def entries(table, indices, positives, negatives=None):
+    """The table's entries for samples ``indices`` observing one positive
+    each (``positives``) and, optionally, lists of negatives."""
+    target = torch.zeros(len(indices), 3)
+    target[torch.arange(len(indices)), positives] = 1
+    negative = None
+    if negatives is not None:
+        negative = torch.zeros(len(indices), 3, dtype=torch.bool)
+        for row, classes in zip(negative, negatives):
+            row[classes] = True
+    return table.entries(torch.tensor(indices), target, negative)
+
+
 def logit(p):
     return math.log(p / (1 - p))
 
@@ -32,12 +45,12 @@ def test_initialisation():
     assert table.estimate_logits.min() >= logit(0.4)
     assert table.estimate_logits.max() <= logit(0.6)
     before = table.estimate_logits.clone()
-    rows = table.entries(samples([7, 9], [2, 0]))['estimate_logits']
+    rows = entries(table, [7, 9], [2, 0])['estimate_logits']
     assert rows[0, 2] == rows[1, 0] == pytest.approx(logit(0.995))
     torch.testing.assert_close(rows[0, :2], before[7, :2])
     # set once: a later visit reads the row as it is
     table.estimate_logits[7, 2] = 0.
-    again = table.entries(samples([7], [2]))['estimate_logits']
+    again = entries(table, [7], [2])['estimate_logits']
     assert again[0, 2] == 0.
 
 
@@ -45,10 +58,8 @@ def test_observed_negatives_start_at_logit_0_005():
     torch.manual_seed(0)
     table = LabelEstimateTable(num_classes=3, lr=0.1, num_samples=10)
     before = table.estimate_logits.clone()
-    data = samples([4, 5], [2, 0])
-    data[0].set_field(torch.tensor([0]), 'gt_label_neg')
-    data[1].set_field(torch.tensor([1, 2]), 'gt_label_neg')
-    rows = table.entries(data)['estimate_logits']
+    rows = entries(table, [4, 5], [2, 0],
+                   [[0], [1, 2]])['estimate_logits']
     expected = torch.tensor([[logit(0.005), before[4, 1], logit(0.995)],
                              [logit(0.995), logit(0.005), logit(0.005)]])
     torch.testing.assert_close(rows, expected)
@@ -60,10 +71,10 @@ def test_dense_adam_is_torch_adam_over_the_whole_table():
     param = torch.nn.Parameter(table.estimate_logits.clone())
     adam = torch.optim.Adam([param], lr=0.05)
     for step, (index, positives) in enumerate(BATCHES):
-        entries = table.entries(samples(index, positives))
+        rows = entries(table, index, positives)
         with torch.no_grad():
-            param[index] = entries['estimate_logits']
-        entries['step_estimates'](grads(step))
+            param[index] = rows['estimate_logits']
+        rows['step_estimates'](grads(step))
         grad = torch.zeros_like(param)
         grad[index] = grads(step)
         param.grad = grad
@@ -82,11 +93,11 @@ def test_per_row_adam_steps_each_row_only_with_its_batches():
     rows = [torch.nn.Parameter(r.clone()) for r in table.estimate_logits]
     adams = [torch.optim.Adam([r], lr=0.05) for r in rows]
     for step, (index, positives) in enumerate(BATCHES):
-        entries = table.entries(samples(index, positives))
-        for i, row in zip(index, entries['estimate_logits']):
+        batch = entries(table, index, positives)
+        for i, row in zip(index, batch['estimate_logits']):
             with torch.no_grad():
                 rows[i].copy_(row)
-        entries['step_estimates'](grads(step))
+        batch['step_estimates'](grads(step))
         for i, grad in zip(index, grads(step)):
             rows[i].grad = grad.clone()
             adams[i].step()
@@ -128,4 +139,4 @@ def test_bad_settings():
     with pytest.raises(ValueError, match='holds 4 samples'):
         table.allocate(5)
     with pytest.raises(RuntimeError, match='SPMLSampleStateHook'):
-        LabelEstimateTable(num_classes=3, lr=1.).entries(samples([0], [0]))
+        entries(LabelEstimateTable(num_classes=3, lr=1.), [0], [0])

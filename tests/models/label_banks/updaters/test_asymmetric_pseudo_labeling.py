@@ -2,8 +2,9 @@ import pytest
 import torch
 
 from spml_mm.models import LabelBank
-from spml_mm.models.label_updaters import (AsymmetricPseudoLabeling,
-                                           lowest_per_class)
+from spml_mm.models.label_banks.updaters import (AsymmetricPseudoLabeling,
+                                                 lowest_per_class)
+
 
 # 8 samples, 3 classes; the observed positive of each row
 POSITIVE = [0, 1, 2, 0, 1, 0, 1, 0]

@@ -1,13 +1,12 @@
 import functools
-from typing import Dict, Sequence
+from typing import Dict, Optional
 
 import torch
 from mmengine import dist
 from mmpretrain.registry import MODELS
-from mmpretrain.structures import DataSample
 
-from .label_bank import (PSEUDO_POSITIVE, LabelBank, decode_states,
-                         encode_states)
+from .label_bank import PSEUDO_POSITIVE, LabelBank
+from .storage import decode_states, encode_states
 
 
 @MODELS.register_module()
@@ -50,14 +49,18 @@ class CorrectedLabelBank(LabelBank):
     """
 
     ENTRY_KEYS = ('pseudo_label', 'write_corrections')
+    WRITTEN_BY = 'loss'
 
     def entries(self,
-                data_samples: Sequence[DataSample]) -> Dict[str, object]:
+                index: torch.Tensor,
+                target: torch.Tensor,
+                observed_negative: Optional[torch.Tensor] = None
+                ) -> Dict[str, object]:
         """The batch's states and the writer of its new corrections."""
         return dict(
-            pseudo_label=super().entries(data_samples)['pseudo_label'],
+            pseudo_label=super().entries(index, target)['pseudo_label'],
             write_corrections=functools.partial(self.write_corrections,
-                                                self._index(data_samples)))
+                                                self.rows(index)))
 
     @torch.no_grad()
     def write_corrections(self, index: torch.Tensor,

@@ -1,15 +1,12 @@
 import functools
-import inspect
 import math
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
 import torch
-import torch.nn as nn
 from mmengine import dist
 from mmpretrain.registry import MODELS
-from mmpretrain.structures import DataSample
 
-from .label_bank import label_matrix, sample_indices
+from .base_label_bank import BaseLabelBank
 
 #: Adam modes of the table: the release's dense update of every row at each
 #: step, or an update of the batch's rows only, each with its own step count.
@@ -21,7 +18,7 @@ def logit(p: float) -> float:
 
 
 @MODELS.register_module()
-class LabelEstimateTable(nn.Module):
+class LabelEstimateTable(BaseLabelBank):
     """ROLE's learned label estimates: an N x C table of logits, indexed by
     ``sample_idx``, with its own Adam optimizer.
 
@@ -47,8 +44,10 @@ class LabelEstimateTable(nn.Module):
       epoch) gives every rank each row and its Adam state from the rank that
       trained on it.
 
-    The table, its Adam state and the step counts are buffers: checkpoints
-    carry them and ``--resume`` restores them. Memory: 12 bytes per entry
+    The table is written by the loss in the training step
+    (``WRITTEN_BY = 'loss'``). The table, its Adam state and the step counts
+    are buffers: checkpoints carry them and ``--resume`` restores them
+    (:class:`BaseLabelBank`). Memory: 12 bytes per entry
     (logits and the two Adam moments, float32) and 5 per sample.
 
     Args:
@@ -70,9 +69,8 @@ class LabelEstimateTable(nn.Module):
     """
 
     ENTRY_KEYS = ('estimate_logits', 'step_estimates')
-    #: per-sample buffers, merged across ranks
-    _ROW_BUFFERS = ('estimate_logits', 'exp_avg', 'exp_avg_sq', 'steps',
-                    'seen')
+    WRITTEN_BY = 'loss'
+    NAME = 'label estimate table'
 
     def __init__(self,
                  num_classes: int,
@@ -81,13 +79,12 @@ class LabelEstimateTable(nn.Module):
                  betas: Sequence[float] = (0.9, 0.999),
                  eps: float = 1e-8,
                  num_samples: int = 0):
-        super().__init__()
+        super().__init__(num_classes)
         if not isinstance(lr, (int, float)) or lr <= 0:
             raise ValueError(f'lr must be a number > 0, got {lr!r}')
         if adam not in ADAM_MODES:
             raise ValueError(f'adam must be one of {ADAM_MODES}, got '
                              f'{adam!r}')
-        self.num_classes = num_classes
         self.lr, self.adam, self.eps = lr, adam, eps
         self.betas = tuple(betas)
         for name in ('estimate_logits', 'exp_avg', 'exp_avg_sq'):
@@ -104,53 +101,28 @@ class LabelEstimateTable(nn.Module):
         self.allocate(num_samples)
 
     @property
-    def num_samples(self) -> int:
-        return self.estimate_logits.size(0)
+    def row_buffers(self) -> Tuple[str, ...]:
+        """The table, its Adam state, step counts and first-seen flags, and
+        the rows trained since the last merge (not saved: a run resumes at
+        an epoch boundary, after a merge)."""
+        return ('estimate_logits', 'exp_avg', 'exp_avg_sq', 'steps', 'seen',
+                'trained')
 
-    def allocate(self, num_samples: int) -> None:
-        """Size an empty table for ``num_samples`` samples (random rows)."""
-        if num_samples == self.num_samples:
-            return
-        if self.num_samples:
-            raise ValueError(
-                f'the label estimate table holds {self.num_samples} samples '
-                f'but the training set has {num_samples}; its rows belong to '
-                'another dataset.')
-        device = self.estimate_logits.device
-        self.estimate_logits = torch.empty(
-            num_samples, self.num_classes,
-            device=device).uniform_(logit(0.4), logit(0.6))
-        for name in ('exp_avg', 'exp_avg_sq'):
-            setattr(self, name, torch.zeros_like(self.estimate_logits))
-        self.steps = torch.zeros(num_samples, dtype=torch.int32,
-                                 device=device)
-        self.seen = torch.zeros(num_samples, dtype=torch.bool, device=device)
-        self.trained = torch.zeros_like(self.seen)
-
-    def check_loss(self, loss_module: nn.Module) -> None:
-        """Fail unless ``loss_module`` takes the table's rows."""
-        params = inspect.signature(loss_module.forward).parameters
-        if not all(key in params for key in self.ENTRY_KEYS):
-            raise ValueError(
-                f'{type(loss_module).__name__} takes no label estimates '
-                f'({", ".join(self.ENTRY_KEYS)}); use ROLELoss with a '
-                'LabelEstimateTable.')
-
-    def record(self, *args) -> None:
-        """Nothing to record: the table learns in the training step."""
+    def init_rows(self) -> None:
+        """Draw the estimates uniform in ``[logit(0.4), logit(0.6)]``."""
+        self.estimate_logits.uniform_(logit(0.4), logit(0.6))
 
     def entries(self,
-                data_samples: Sequence[DataSample]) -> Dict[str, object]:
+                index: torch.Tensor,
+                target: torch.Tensor,
+                observed_negative: Optional[torch.Tensor] = None
+                ) -> Dict[str, object]:
         """The batch's estimate logits and the step of their rows.
 
         Rows trained on for the first time get ``logit(0.995)`` at their
         observed positives and ``logit(0.005)`` at their observed negatives.
         """
-        if self.num_samples == 0:
-            raise RuntimeError(
-                'the label estimate table is empty; add default_hooks.'
-                "sample_state=dict(type='SPMLSampleStateHook'), which sizes "
-                'it from the training set.')
+        index = self.rows(index)
         if self.adam == 'dense' and dist.get_world_size() > 1:
             raise RuntimeError(
                 "LabelEstimateTable(adam='dense') moves every row at every "
@@ -158,17 +130,13 @@ class LabelEstimateTable(nn.Module):
                 "model.head.label_bank.adam='per_row' for distributed "
                 'training.')
         device = self.estimate_logits.device
-        index = sample_indices(data_samples).to(device)
-        observed = label_matrix(data_samples, 'gt_label',
-                                self.num_classes).to(device)
-        negative = label_matrix(data_samples, 'gt_label_neg',
-                                self.num_classes)
         rows = self.estimate_logits[index]
         first = ~self.seen[index][:, None]
-        rows = torch.where(first & observed, logit(0.995), rows)
-        if negative is not None:
-            rows = torch.where(first & negative.to(device), logit(0.005),
-                               rows)
+        rows = torch.where(first & (target.to(device) > 0), logit(0.995),
+                           rows)
+        if observed_negative is not None:
+            rows = torch.where(first & observed_negative.to(device),
+                               logit(0.005), rows)
         self.estimate_logits[index] = rows
         self.seen[index] = True
         return dict(estimate_logits=rows,
@@ -221,7 +189,7 @@ class LabelEstimateTable(nn.Module):
         owner = torch.where(trained, dist.get_rank(), world)
         dist.all_reduce(owner, op='min')
         mine, owned = owner == dist.get_rank(), owner < world
-        for name in self._ROW_BUFFERS:
+        for name in self.row_buffers[:-1]:  # all but `trained`
             buf = getattr(self, name)
             shape = (-1, ) + (1, ) * (buf.dim() - 1)
             part = torch.where(mine.view(shape), buf, torch.zeros_like(buf))
@@ -229,19 +197,3 @@ class LabelEstimateTable(nn.Module):
                 part = part.to(torch.int32)
             dist.all_reduce(part)
             buf.copy_(torch.where(owned.view(shape), part.to(buf.dtype), buf))
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata,
-                              strict, missing_keys, unexpected_keys,
-                              error_msgs) -> None:
-        stored = state_dict.get(prefix + 'estimate_logits')
-        if stored is not None and stored.size(0) != self.num_samples:
-            if self.num_samples:
-                raise ValueError(
-                    "the checkpoint's label estimate table holds "
-                    f'{stored.size(0)} samples but the training set has '
-                    f'{self.num_samples}; it was written for another '
-                    'dataset.')
-            self.allocate(stored.size(0))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata,
-                                      strict, missing_keys, unexpected_keys,
-                                      error_msgs)

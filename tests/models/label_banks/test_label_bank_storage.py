@@ -3,14 +3,17 @@ labels, class blocks, checkpoints and conversion between modes."""
 import pytest
 import torch
 
-from spml_mm.models.label_bank_scoring import update_in_blocks
+from spml_mm.engine.label_bank_scoring import update_in_blocks
 from spml_mm.models import LabelBank, OPMLLabelBank
-from spml_mm.models.label_bank import (STORAGE_BYTES, decode_soft_labels,
-                                       decode_states, encode_soft_labels,
-                                       encode_states)
-from spml_mm.models.label_updaters import (AsymmetricPseudoLabeling,
-                                           OPMLLabelUpdater)
-from tests.models.test_label_bank import samples
+from spml_mm.models.label_banks.batch import ScoredBatch
+from spml_mm.models.label_banks.storage import (STORAGE_BYTES,
+                                                decode_soft_labels,
+                                                decode_states,
+                                                encode_soft_labels,
+                                                encode_states)
+from spml_mm.models.label_banks.updaters import (AsymmetricPseudoLabeling,
+                                                 OPMLLabelUpdater)
+from tests.models.label_banks.test_label_bank import entries
 
 N, C = 240, 13  # 13 classes: a block of 8 and a partial byte of 5
 COMPACT = ('float16', 'uint8')
@@ -56,7 +59,7 @@ def test_new_banks_are_unlabelled(storage):
                                                                storage=storage)
     sized.allocate(3)  # how the hook sizes the head's empty bank
     for bank in (built, sized):
-        rows = bank.entries(samples([0, 1, 2]))
+        rows = entries(bank, [0, 1, 2])
         assert not rows['pseudo_label'].any() and not rows['soft_label'].any()
 
 
@@ -72,7 +75,7 @@ def random_run(seed=0):
         # ties across entries, as low-precision scores have them
         scores[:40] = scores[:40].mul(64).round().div(64)
         order = torch.randperm(N, generator=g)
-        epochs.append([(i, scores[i], observed[i], full[i])
+        epochs.append([ScoredBatch(i, scores[i], observed[i], full[i])
                        for i in order.split(32)])
     return epochs, observed
 
@@ -81,11 +84,11 @@ def whole_update(bank, updater, epochs):
     """The reference: the updater on all classes at once (the hook before
     it gathered in blocks)."""
     for epoch, records in enumerate(epochs, 1):
-        index = torch.cat([r[0] for r in records])
+        index = torch.cat([r.index for r in records])
         scores = torch.empty(N, C)
-        scores[index] = torch.cat([r[1] for r in records])
+        scores[index] = torch.cat([r.scores for r in records])
         observed = torch.empty(N, C, dtype=torch.bool)
-        observed[index] = torch.cat([r[2] for r in records])
+        observed[index] = torch.cat([r.observed for r in records])
         updater.update(bank, scores, observed, epoch, 5, 1)
 
 
@@ -120,7 +123,7 @@ def test_compact_banks_select_the_same_pseudo_labels():
             assert (error <= 0.5 / 255 + 1e-7).all()
             assert error.max() > 0  # the rounding is real
         # the loss reads the same states and the decoded soft labels
-        rows = bank.entries(samples([5, 0, 239]))
+        rows = entries(bank, [5, 0, 239])
         assert torch.equal(rows['pseudo_label'], states[[5, 0, 239]])
         assert torch.equal(rows['soft_label'], soft[[5, 0, 239]])
 

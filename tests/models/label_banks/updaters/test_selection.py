@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from spml_mm.models.label_updaters import count_per_class, lowest_per_class
+from spml_mm.models.label_banks.updaters import (count_per_class,
+                                                 lowest_per_class)
 
 
 def sorted_reference(scores, candidates, num_per_class):

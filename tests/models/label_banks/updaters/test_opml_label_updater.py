@@ -1,10 +1,10 @@
 import pytest
 import torch
-from mmpretrain.structures import DataSample
 
 from spml_mm.models import OPMLLabelBank
-from spml_mm.models.label_bank import LabelBank
-from spml_mm.models.label_updaters import OPMLLabelUpdater, num_corrections
+from spml_mm.models.label_banks.label_bank import LabelBank
+from spml_mm.models.label_banks.updaters import (OPMLLabelUpdater,
+                                                 num_corrections)
 
 # Rows 0-3 observe class 0, rows 4-7 class 1.
 OBSERVED = torch.zeros(8, 2, dtype=torch.bool)
@@ -70,8 +70,7 @@ def test_bank_entries_and_state_dict():
     bank = OPMLLabelBank(num_classes=2)
     bank.allocate(8)
     OPMLLabelUpdater(zeta=1.).update(bank, SCORES, OBSERVED, 1, 4, 1)
-    samples = [DataSample(metainfo=dict(sample_idx=i)) for i in (4, 0)]
-    entries = bank.entries(samples)
+    entries = bank.entries(torch.tensor([4, 0]), torch.zeros(2, 2))
     assert set(entries) == {'pseudo_label', 'class_ap'}
     assert entries['pseudo_label'].tolist() == [[1, 0], [0, 1]]
     torch.testing.assert_close(entries['class_ap'], AP)

@@ -1,8 +1,7 @@
-from typing import Dict, Sequence
+from typing import Dict, Optional
 
 import torch
 from mmpretrain.registry import MODELS
-from mmpretrain.structures import DataSample
 
 from .label_bank import LabelBank
 
@@ -48,8 +47,11 @@ class OPMLLabelBank(LabelBank):
         self.register_buffer('class_ap', torch.full((num_classes, ), -1.))
 
     def entries(self,
-                data_samples: Sequence[DataSample]) -> Dict[str, torch.Tensor]:
+                index: torch.Tensor,
+                target: torch.Tensor,
+                observed_negative: Optional[torch.Tensor] = None
+                ) -> Dict[str, torch.Tensor]:
         """The batch's states (corrected labels) and the per-class AP."""
         return dict(
-            pseudo_label=super().entries(data_samples)['pseudo_label'],
+            pseudo_label=super().entries(index, target)['pseudo_label'],
             class_ap=self.class_ap)

@@ -5,6 +5,7 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 from spml_mm.models import LabelBank
+from spml_mm.models.label_banks.batch import sample_indices
 from spml_mm.models.losses import em_loss
 
 
@@ -17,6 +18,13 @@ def samples(indices, labels=None, full=None):
             sample.set_field(full[k], 'gt_label_full')
         out.append(sample)
     return out
+
+
+def entries(bank, indices):
+    """The bank's entries for the samples ``indices`` (their targets, which
+    a LabelBank does not read, empty)."""
+    return bank.entries(
+        torch.tensor(indices), torch.zeros(len(indices), bank.num_classes))
 
 
 def head(label_bank=dict(type='LabelBank'), loss=dict(type='EMLoss')):
@@ -36,7 +44,7 @@ def filled_bank(num_samples=5):
 
 def test_entries_follow_sample_idx():
     bank = filled_bank()
-    rows = bank.entries(samples([4, 0, 0]))
+    rows = entries(bank, [4, 0, 0])
     assert rows['pseudo_label'].tolist() == [[-1, 0, 0], [0, -1, 0],
                                             [0, -1, 0]]
     torch.testing.assert_close(rows['soft_label'][:, :2],
@@ -62,9 +70,11 @@ def test_head_passes_the_bank_to_the_loss():
 def test_recording():
     bank = LabelBank(num_classes=3, num_samples=5)
     logits, target = torch.randn(2, 3), torch.eye(3)[:2]
-    bank.record(samples([1, 3]), logits, target)  # not recording: ignored
+    index = torch.tensor([1, 3])
+    # not recording: ignored
+    bank.record(index, logits, target, samples([1, 3]))
     bank.start_recording()
-    bank.record(samples([1, 3], full=[[0, 2], [1]]), logits, target)
+    bank.record(index, logits, target, samples([1, 3], full=[[0, 2], [1]]))
     (index, scores, observed, full), = bank.stop_recording()
     assert index.tolist() == [1, 3]
     torch.testing.assert_close(scores, torch.sigmoid(logits))
@@ -73,10 +83,11 @@ def test_recording():
     assert bank.stop_recording() == []
     # partial labels: the record keeps the observed positives only
     bank.start_recording()
-    bank.record(samples([1, 3]), logits, torch.tensor([[1., -1., 0.],
-                                                       [-1., 0., 1.]]))
-    (_, _, observed, _), = bank.stop_recording()
-    assert observed.tolist() == [[True, False, False], [False, False, True]]
+    bank.record(index, logits, torch.tensor([[1., -1., 0.], [-1., 0., 1.]]),
+                samples([1, 3]))
+    record, = bank.stop_recording()
+    assert record.observed.tolist() == [[True, False, False],
+                                        [False, False, True]]
 
 
 def test_checkpoint_round_trip(tmp_path):
@@ -131,12 +142,12 @@ def test_bad_input():
         head(loss=dict(type='ANLoss'))
     bank = LabelBank(num_classes=3)
     with pytest.raises(RuntimeError, match='add SPMLPseudoLabelHook'):
-        bank.entries(samples([0]))
+        entries(bank, [0])
     bank.allocate(5)
     with pytest.raises(ValueError, match='sample_idx 5 is outside the label '
                        'bank of 5 samples'):
-        bank.entries(samples([1, 5]))
+        entries(bank, [1, 5])
     with pytest.raises(ValueError, match='no sample_idx metainfo'):
-        bank.entries([DataSample().set_gt_label([0])])
+        sample_indices([DataSample().set_gt_label([0])])
     with pytest.raises(ValueError, match='num_classes >= 1'):
         LabelBank(num_classes=0)

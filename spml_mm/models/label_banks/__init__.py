@@ -1,0 +1,11 @@
+from .base_label_bank import BaseLabelBank
+from .corrected_label_bank import CorrectedLabelBank
+from .label_bank import LabelBank
+from .label_estimate_table import LabelEstimateTable
+from .opml_label_bank import OPMLLabelBank
+from .updaters import *  # noqa: F401,F403
+
+__all__ = [
+    'BaseLabelBank', 'CorrectedLabelBank', 'LabelBank', 'LabelEstimateTable',
+    'OPMLLabelBank'
+]
