@@ -1,6 +1,7 @@
 from .atomic_backend import AtomicLocalBackend, write_atomically
 from .checkpoint import (UnsafeCheckpointError, find_last_checkpoint,
                          load_checkpoint_safely)
+from .device import to_device
 from .dist import (DistributedTimeoutError, destroy_distributed,
                    explain_distributed_timeout, setup_cpu_distributed)
 
@@ -8,5 +9,5 @@ __all__ = [
     'AtomicLocalBackend', 'DistributedTimeoutError', 'UnsafeCheckpointError',
     'destroy_distributed', 'explain_distributed_timeout',
     'find_last_checkpoint', 'load_checkpoint_safely', 'setup_cpu_distributed',
-    'write_atomically'
+    'to_device', 'write_atomically'
 ]
