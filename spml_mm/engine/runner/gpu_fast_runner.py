@@ -36,8 +36,10 @@ def apply_gpu_fast(cfg: Config) -> Config:
     leaves that part of the config as it is):
 
     - ``channels_last`` (bool): the model in channels-last memory format
-      (:class:`SPMLGPUFastRunner`, before it is wrapped) and the input
-      batch too (``data_preprocessor.channels_last``).
+      (:class:`SPMLGPUFastRunner`, before it is wrapped) and, with
+      ``SPMLDataPreprocessor``, the input batch too
+      (``data_preprocessor.channels_last``; otherwise the first convolution
+      converts it).
     - ``cudnn_benchmark`` (bool): ``env_cfg.cudnn_benchmark``, cuDNN's
       autotuner (one search per input shape).
     - ``amp`` (str): ``'bfloat16'`` or ``'float16'``: ``AmpOptimWrapper``
@@ -76,11 +78,7 @@ def apply_gpu_fast(cfg: Config) -> Config:
             preprocessor.type = 'SPMLDataPreprocessor'
         loader.collate_fn = dict(type='default_collate')
         loader.pin_memory = True
-    if switches['channels_last']:
-        if preprocessor.get('type') not in BATCHED:
-            raise ValueError('gpu_fast.channels_last converts the inputs in '
-                             'SPMLDataPreprocessor: keep gpu_fast.batched_copy'
-                             ' or set data_preprocessor.type')
+    if switches['channels_last'] and preprocessor.get('type') in BATCHED:
         preprocessor.channels_last = True
     if switches['cudnn_benchmark']:
         cfg.setdefault('env_cfg', ConfigDict()).cudnn_benchmark = True
