@@ -56,10 +56,17 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
         super().__init__(*args, **kwargs)
         self.channels_last = channels_last
 
-    def _host(self, shape: tuple, dtype: torch.dtype) -> torch.Tensor:
-        """An empty host tensor, pinned when the model is on a GPU."""
-        return torch.empty(shape, dtype=dtype,
-                           pin_memory=self.device.type == 'cuda')
+    def _stack(self, images: List[torch.Tensor]) -> torch.Tensor:
+        """The images stacked, on the host straight into pinned memory when
+        the model is on a GPU (one host copy instead of two)."""
+        first = images[0]
+        if self.device.type != 'cuda' or first.device.type != 'cpu' or any(
+                image.requires_grad for image in images):
+            return torch.stack(images)
+        return torch.stack(
+            images,
+            out=torch.empty((len(images), ) + first.shape, dtype=first.dtype,
+                            pin_memory=True))
 
     def _move_labels(self, data_samples: List[DataSample]) -> None:
         fields = [k for k in LABEL_FIELDS if k in data_samples[0]]
@@ -69,9 +76,8 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
         ]
         if any(index.device.type != 'cpu' for index in indices):
             return
-        lengths = [len(index) for index in indices]
-        flat = torch.cat(indices, out=self._host(sum(lengths), torch.long))
-        views = iter(to_device(flat, self.device).split(lengths))
+        flat = to_device(torch.cat(indices), self.device)
+        views = iter(flat.split([len(index) for index in indices]))
         for k in fields:
             for sample in data_samples:
                 sample.set_field(next(views), k)
@@ -80,10 +86,7 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
         inputs = data['inputs']
         if isinstance(inputs, (list, tuple)) and inputs and len(
                 {tuple(image.shape) for image in inputs}) == 1:
-            inputs = torch.stack(
-                list(inputs),
-                out=self._host((len(inputs), ) + inputs[0].shape,
-                               inputs[0].dtype))
+            inputs = self._stack(list(inputs))
         if isinstance(inputs, torch.Tensor):
             inputs = to_device(inputs, self.device)
             if self.channels_last and inputs.dim() == 4:
