@@ -2,8 +2,10 @@
 
 The datasets run :func:`label_problems` when they are built;
 ``SPMLDatasetCheckHook`` runs :func:`index_label_problems` on the training
-set and :func:`image_problems` before training or testing; ``tools/check_dataset.py CONFIG`` runs both on every split, with
-image decoding under ``--decode``.
+set and :func:`image_problems` before training or testing;
+``tools/check_dataset.py CONFIG`` runs :func:`label_problems` and
+:func:`image_problems` on every split, with image decoding under
+``--decode``.
 """
 import os
 import os.path as osp

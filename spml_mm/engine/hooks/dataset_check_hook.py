@@ -17,9 +17,9 @@ class SPMLDatasetCheckHook(Hook):
     Compares the head's ``num_classes`` with the classes of every dataset the
     run uses, so a mismatch names both numbers instead of surfacing later as
     an indexing error; checks the label indices of every training sample as
-    :class:`SPMLLinearClsHead` reads them (in ``[0, num_classes)``, a positive per sample, no
-    class both positive and negative: the head builds its targets on the
-    device and does not check them); then checks every image file of those
+    :class:`SPMLLinearClsHead` reads them (in ``[0, num_classes)``, a
+    positive per sample, no class both positive and negative: the head
+    builds its targets on the device and does not check them); then checks every image file of those
     datasets and reports every missing, unreadable or empty one (and, with
     ``check_images='decode'``, every one that does not decode) with its
     sample index and path, instead of failing mid-epoch.
