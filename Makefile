@@ -1,12 +1,12 @@
 # Quick start: `make demo` (train + test AN on the demo dataset), `make test` (the test
-# suite) and `make bench-quick` (one tiny run per method, as CI does). All create .venv and
-# install what is missing.
+# suite; `make test-gpu` its GPU tier) and `make bench-quick` (one tiny run per method, as
+# CI does). All create .venv and install what is missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench-quick clean
+.PHONY: setup demo test test-gpu bench-quick clean
 
 setup: $(STAMP)
 
@@ -25,8 +25,14 @@ demo: $(STAMP) data/demo/formatted_val_labels.npy
 	$(PY) tools/test.py configs/an/an_vgg11bn_demo.py \
 		$$(ls work_dirs/an_demo/best_*.pth | head -n 1) --work-dir work_dirs/an_demo
 
+# the whole suite; the GPU tier's tests (marker gpu) skip without CUDA
 test: $(STAMP)
 	$(PY) -m pytest tests -q
+
+# the GPU tier alone (tests marked gpu): every method's step under
+# torch.cuda.set_sync_debug_mode('error'), train/dist_train/--resume on CUDA
+test-gpu: $(STAMP)
+	$(PY) -m pytest tests -q -m gpu -rs
 
 # one tiny training per method through the real configs (CI)
 bench-quick: $(STAMP) data/demo/formatted_val_labels.npy

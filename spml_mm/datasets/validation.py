@@ -1,9 +1,11 @@
 """Checks of a dataset's labels and image files that report every problem.
 
 The datasets run :func:`label_problems` when they are built;
-``SPMLDatasetCheckHook`` runs :func:`image_problems` before training or
-testing; ``tools/check_dataset.py CONFIG`` runs both on every split, with
-image decoding under ``--decode``.
+``SPMLDatasetCheckHook`` runs :func:`index_label_problems` on the training
+set and :func:`image_problems` before training or testing;
+``tools/check_dataset.py CONFIG`` runs :func:`label_problems` and
+:func:`image_problems` on every split, with image decoding under
+``--decode``.
 """
 import os
 import os.path as osp
@@ -113,6 +115,46 @@ def label_problems(where: str,
             problems.append(
                 f'{row}: class {c} is observed {int(observed[i, c]):+d} but '
                 f'its full label is {labels[i, c]:g}')
+    return problems
+
+
+def index_label_problems(where: str, infos: Sequence[dict],
+                         num_classes: int) -> List[str]:
+    """Every problem of training samples' label indices, as the head reads
+    them: ``gt_label`` and ``gt_label_neg`` outside ``[0, num_classes)``, a
+    sample without a positive, a class both positive and negative.
+
+    Args:
+        where (str): Names the dataset in each line.
+        infos (Sequence[dict]): The samples' data infos (``gt_label``,
+            optionally ``gt_label_neg`` and ``img_path``), in sample order.
+        num_classes (int): The head's number of classes.
+
+    Returns:
+        list[str]: One line per problem, ``<where> sample <k> (<path>):
+        ...``.
+    """
+    problems = []
+    for k, info in enumerate(infos):
+        row = f'{where} sample {k} ({info.get("img_path")})'
+        labels = {
+            name: np.asarray(info.get(key, ()), dtype=np.int64).reshape(-1)
+            for name, key in (('labels', 'gt_label'),
+                              ('negatives', 'gt_label_neg'))
+        }
+        if not len(labels['labels']):
+            problems.append(f'{row}: no positive label; every training '
+                            'sample needs its observed positive')
+        for name, index in labels.items():
+            if len(index) and (index.min() < 0 or index.max() >= num_classes):
+                problems.append(
+                    f'{row}: {name} {index.tolist()} outside the head\'s '
+                    f'num_classes={num_classes}; make the head and dataset '
+                    'agree')
+        both = np.intersect1d(labels['labels'], labels['negatives'])
+        if len(both):
+            problems.append(f'{row}: observes classes {both.tolist()} both '
+                            'positive and negative')
     return problems
 
 

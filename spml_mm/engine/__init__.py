@@ -1,1 +1,2 @@
 from .hooks import *  # noqa: F401,F403
+from .runner import *  # noqa: F401,F403

@@ -3,7 +3,9 @@ from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
-from spml_mm.datasets.validation import DatasetError, image_problems
+from spml_mm.datasets.validation import (DatasetError, image_problems,
+                                         index_label_problems)
+from spml_mm.models.heads import SPMLLinearClsHead
 
 CHECK_IMAGES = ('none', 'exists', 'decode')
 
@@ -14,11 +16,13 @@ class SPMLDatasetCheckHook(Hook):
 
     Compares the head's ``num_classes`` with the classes of every dataset the
     run uses, so a mismatch names both numbers instead of surfacing later as
-    an indexing error; then checks every image file of those datasets and
-    reports every missing, unreadable or empty one (and, with
+    an indexing error; checks the label indices of every training sample as
+    :class:`SPMLLinearClsHead` reads them (in ``[0, num_classes)``, a
+    positive per sample, no class both positive and negative: the head
+    builds its targets on the device and does not check them); then checks every image file of those
+    datasets and reports every missing, unreadable or empty one (and, with
     ``check_images='decode'``, every one that does not decode) with its
-    sample index and path, instead of failing mid-epoch. The labels are
-    checked when the datasets are built.
+    sample index and path, instead of failing mid-epoch.
 
     Args:
         check_images (str): ``'exists'`` (a ``stat`` per image, the
@@ -54,17 +58,19 @@ class SPMLDatasetCheckHook(Hook):
                 f'dataset ({type(dataset).__name__}) has {len(classes)} '
                 f'classes; set model.head.num_classes={len(classes)} in the '
                 'config.')
-        if self.check_images == 'none' or not isinstance(dataset, BaseDataset):
+        check_labels = split == 'train' and isinstance(head, SPMLLinearClsHead)
+        if not isinstance(dataset, BaseDataset) or not (
+                check_labels or self.check_images != 'none'):
             return
-        paths = [
-            dataset.get_data_info(k).get('img_path')
-            for k in range(len(dataset))
-        ]
-        if None in paths:
-            return
+        infos = [dataset.get_data_info(k) for k in range(len(dataset))]
         where = f'{split} dataset ({type(dataset).__name__})'
-        problems = image_problems(where, paths,
-                                  self.check_images == 'decode')
+        problems = []
+        if check_labels and all('gt_label' in info for info in infos):
+            problems += index_label_problems(where, infos, num_classes)
+        paths = [info.get('img_path') for info in infos]
+        if self.check_images != 'none' and None not in paths:
+            problems += image_problems(where, paths,
+                                       self.check_images == 'decode')
         if problems:
             raise DatasetError(f'the {where}', problems)
 

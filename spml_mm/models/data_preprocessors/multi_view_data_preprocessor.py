@@ -1,8 +1,9 @@
 from typing import Optional
 
 import torch
-from mmpretrain.models import ClsDataPreprocessor
 from mmpretrain.registry import MODELS
+
+from .spml_data_preprocessor import SPMLDataPreprocessor
 
 
 def is_multi_view(inputs) -> bool:
@@ -40,15 +41,18 @@ def split_views(cls_score: torch.Tensor, num_samples: int) -> torch.Tensor:
 
 
 @MODELS.register_module()
-class MultiViewDataPreprocessor(ClsDataPreprocessor):
-    """``ClsDataPreprocessor`` that also takes several views per sample.
+class MultiViewDataPreprocessor(SPMLDataPreprocessor):
+    """:class:`SPMLDataPreprocessor` that also takes several views per
+    sample.
 
     A training pipeline with ``MultiView`` yields V augmented views of every
     image. This preprocessor stacks them view-major into one batch of
     V x B images (all of view 0, then all of view 1, ...), so the backbone
     runs every view in one forward pass; the data samples stay B. Heads
-    recover the views with :func:`split_views`. Single-view batches
-    (validation, test) are processed exactly as by ``ClsDataPreprocessor``.
+    recover the views with :func:`split_views`. The V x B images move to the
+    device in one copy, the labels in another (:class:`SPMLDataPreprocessor`).
+    Single-view batches (validation, test) are processed exactly as by
+    :class:`SPMLDataPreprocessor`.
 
     Args:
         mean (Sequence[Number], optional): Pixel mean per channel.
@@ -63,6 +67,8 @@ class MultiViewDataPreprocessor(ClsDataPreprocessor):
         num_classes (int, optional): Number of classes. Defaults to None.
         batch_augments (dict, optional): Not supported (Mixup/CutMix would
             mix labels of B samples with V x B images); must be None.
+        channels_last (bool): Give the batch the channels-last memory
+            format. Defaults to False.
 
     Example:
         >>> data_preprocessor = dict(type='MultiViewDataPreprocessor',

@@ -5,8 +5,33 @@ from mmpretrain.models.heads import MultiLabelLinearClsHead
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
+from ...utils import to_device
 from ..data_preprocessors import split_views
 from ..label_banks.batch import sample_indices
+
+
+def has_observed_negatives(data_samples: List[DataSample]) -> bool:
+    """Whether a sample of the batch observes a negative (partial labels),
+    from the lengths of their ``gt_label_neg``: no device read."""
+    return any(len(s.get('gt_label_neg', ())) for s in data_samples)
+
+
+def scatter_indices(target: torch.Tensor, indices: List[torch.Tensor],
+                    value: float) -> None:
+    """Set ``target[i, indices[i]] = value`` for every row i, in place.
+
+    One concatenation (a stack when every row has as many indices, as
+    single positives do) and one scatter on ``target``'s device; the row of
+    each index comes from the lengths, read from the shapes on the host.
+    """
+    lengths = [len(index) for index in indices]
+    if len(set(lengths)) == 1:
+        columns = to_device(torch.stack(list(indices)), target.device)
+        target.scatter_(1, columns, value)
+        return
+    rows = torch.arange(len(indices)).repeat_interleave(torch.tensor(lengths))
+    target[to_device(rows, target.device),
+           to_device(torch.cat(list(indices)), target.device)] = value
 
 
 @MODELS.register_module()
@@ -74,42 +99,30 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
 
     def observed_target(self,
                         data_samples: List[DataSample]) -> torch.Tensor:
-        """The observed matrix s (B, C): +1 at ``gt_label``, -1 at
-        ``gt_label_neg``, 0 elsewhere.
+        """The observed matrix s (B, C) on the head's device: +1 at
+        ``gt_label``, -1 at ``gt_label_neg``, 0 elsewhere.
 
-        The batch's labels are validated here, once, on the host (they are
-        CPU tensors): every index in ``[0, num_classes)``, at least one
-        positive per sample and no class both positive and negative. The
-        losses then trust their targets, so the training step never waits on
-        the device to check them.
+        Built from the samples' label indices, wherever they are (the data
+        preprocessor moves ``gt_label`` to the device), with one
+        concatenation and one scatter per kind of label; the lengths come
+        from the tensors' shapes, so the host never waits on the device.
+        The labels are not checked here: the datasets check them when they
+        are built and ``SPMLDatasetCheckHook`` before training (indices in
+        ``[0, num_classes)``, a positive per sample, no class both positive
+        and negative).
         """
-        target = torch.zeros(len(data_samples), self.num_classes)
-        for row, sample in zip(target, data_samples):
-            label = sample.gt_label.cpu()
-            # PackInputs keeps it as the dataset's index array
-            negative = torch.as_tensor(
-                sample.get('gt_label_neg', []), dtype=torch.long).view(-1)
-            negative = negative.cpu()
-            where = f'sample {sample.get("sample_idx")} ' \
-                f'({sample.get("img_path")})'
-            if not label.numel():
-                raise ValueError(
-                    f'{where} has no positive label; every training sample '
-                    'needs its observed positive.')
-            for name, index in (('labels', label), ('negatives', negative)):
-                if index.numel() and (index.min() < 0
-                                      or index.max() >= self.num_classes):
-                    raise ValueError(
-                        f'{where} has {name} {index.tolist()} outside the '
-                        f"head's num_classes={self.num_classes}; make the "
-                        'head and dataset agree.')
-            row[negative] = -1
-            if (row[label] < 0).any():
-                raise ValueError(
-                    f'{where} observes classes '
-                    f'{sorted(set(label.tolist()) & set(negative.tolist()))}'
-                    ' both positive and negative.')
-            row[label] = 1
+        device = self.fc.weight.device
+        target = torch.zeros(len(data_samples), self.num_classes,
+                             device=device)
+        if has_observed_negatives(data_samples):
+            negatives = [
+                # PackInputs keeps them as the dataset's index array
+                torch.as_tensor(s.get('gt_label_neg', ()),
+                                dtype=torch.long).view(-1)
+                for s in data_samples
+            ]
+            scatter_indices(target, negatives, -1.)
+        scatter_indices(target, [s.gt_label for s in data_samples], 1.)
         return target
 
     def _get_loss(self, cls_score: torch.Tensor,
@@ -120,11 +133,9 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
                 f'logits of shape {tuple(views[0].shape)} for '
                 f'{len(data_samples)} samples and {self.num_classes} classes')
         target = self.observed_target(data_samples)
-        negative = target < 0
-        if negative.any():  # a host tensor: no device sync
-            kwargs['observed_negative'] = negative.to(cls_score.device)
+        if has_observed_negatives(data_samples):
+            kwargs['observed_negative'] = target < 0
             target = target.clamp(min=0)
-        target = target.to(cls_score.device)
         if self.label_bank is not None:
             index = sample_indices(data_samples)
             self.label_bank.record(index, views[0], target, data_samples)

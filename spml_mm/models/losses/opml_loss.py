@@ -54,8 +54,9 @@ def high_rank_value_and_grad(probs: torch.Tensor, delta: float
 
     The sum over the ``min(B, C)`` singular values of F is ``-log det(G +
     delta I)`` with the smaller Gram matrix G (``F^T F`` or ``F F^T``), taken
-    from its Cholesky factor; ``dR/dF = -2 F (F^T F + delta I)^-1`` (or
-    ``-2 (F F^T + delta I)^-1 F``). Computed in float64: the Gram matrix
+    from its Cholesky factor L; ``dR/dF = -2 F (F^T F + delta I)^-1`` (or
+    ``-2 (F F^T + delta I)^-1 F``), by triangular solves with L; nothing is
+    read back from the device. Computed in float64: the Gram matrix
     squares F's condition number. Identical rows keep a finite gradient.
 
     Args:
@@ -69,11 +70,19 @@ def high_rank_value_and_grad(probs: torch.Tensor, delta: float
     tall = f.size(0) >= f.size(1)
     gram = _lower_gram(f.T if tall else f)
     gram.diagonal().add_(delta)
-    chol = torch.linalg.cholesky(gram)
+    # G + delta I is positive definite: cholesky_ex skips the check that
+    # would read the factorization's status back from the device
+    chol = torch.linalg.cholesky_ex(gram).L
     value = -2 * chol.diagonal().log().sum()
-    inverse = torch.cholesky_inverse(chol).mul_(-2)
-    grad = f @ inverse if tall else inverse @ f
-    return value.to(probs.dtype), grad.to(probs.dtype)
+    # (G + delta I)^-1 applied by two triangular solves, which have no
+    # status to read either (cholesky_inverse checks one)
+    solve = torch.linalg.solve_triangular
+    if tall:  # F L^-T L^-1
+        grad = solve(chol, solve(chol.T, f, upper=True, left=False),
+                     upper=False, left=False)
+    else:  # L^-T L^-1 F
+        grad = solve(chol.T, solve(chol, f, upper=False), upper=True)
+    return value.to(probs.dtype), grad.mul_(-2).to(probs.dtype)
 
 
 def opml_value_and_grad(z: torch.Tensor,

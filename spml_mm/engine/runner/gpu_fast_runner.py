@@ -1,0 +1,126 @@
+import copy
+
+import torch
+from mmengine.config import Config, ConfigDict
+from mmengine.runner import Runner
+from mmpretrain.registry import RUNNERS
+
+#: The switches of the GPU fast recipe (``gpu_fast`` of a config), each
+#: applied on its own by :func:`apply_gpu_fast`.
+GPU_FAST_DEFAULTS = dict(
+    channels_last=True,
+    cudnn_benchmark=True,
+    amp='bfloat16',
+    batched_copy=True,
+    num_workers=8,
+    prefetch_factor=4,
+    compile=False)
+
+#: Precisions of ``amp``: AmpOptimWrapper settings. bf16 needs no loss
+#: scaling, and a disabled scaler reads nothing back from the GPU, where
+#: MMEngine's default dynamic scaler reads its overflow flag every step.
+AMP = {
+    'float16': dict(dtype='float16', loss_scale='dynamic'),
+    'bfloat16': dict(dtype='bfloat16', loss_scale=dict(enabled=False)),
+}
+
+#: Data preprocessors that move a batch in one copy of the images and one
+#: of the labels.
+BATCHED = ('SPMLDataPreprocessor', 'MultiViewDataPreprocessor')
+
+
+def apply_gpu_fast(cfg: Config) -> Config:
+    """The config with the switches of its ``gpu_fast`` dict applied.
+
+    Switches (missing ones take :data:`GPU_FAST_DEFAULTS`; False, None or 0
+    leaves that part of the config as it is):
+
+    - ``channels_last`` (bool): the model in channels-last memory format
+      (:class:`SPMLGPUFastRunner`, before it is wrapped) and, with
+      ``SPMLDataPreprocessor``, the input batch too
+      (``data_preprocessor.channels_last``; otherwise the first convolution
+      converts it).
+    - ``cudnn_benchmark`` (bool): ``env_cfg.cudnn_benchmark``, cuDNN's
+      autotuner (one search per input shape).
+    - ``amp`` (str): ``'bfloat16'`` or ``'float16'``: ``AmpOptimWrapper``
+      in that precision (:data:`AMP`).
+    - ``batched_copy`` (bool): ``SPMLDataPreprocessor`` (kept if the config
+      has ``MultiViewDataPreprocessor``), ``default_collate`` in the
+      training loader, so that workers stack the images, and
+      ``pin_memory``: the batch reaches the GPU in one non-blocking copy of
+      its images and one of its labels.
+    - ``num_workers`` (int), ``prefetch_factor`` (int): the training
+      loader's, with persistent workers.
+    - ``compile`` (bool | dict): MMEngine's ``compile`` of the train step.
+
+    Args:
+        cfg (Config): A config with a ``gpu_fast`` dict.
+
+    Returns:
+        Config: A copy with the switches applied.
+    """
+    cfg = copy.deepcopy(cfg)
+    switches = dict(GPU_FAST_DEFAULTS, **cfg.get('gpu_fast', {}))
+    unknown = set(switches) - set(GPU_FAST_DEFAULTS)
+    if unknown:
+        raise ValueError(f'gpu_fast: unknown switches {sorted(unknown)}; '
+                         f'known: {sorted(GPU_FAST_DEFAULTS)}')
+    preprocessor = cfg.setdefault('data_preprocessor', ConfigDict())
+    loader = cfg.train_dataloader
+    if switches['batched_copy']:
+        kind = preprocessor.get('type', 'ClsDataPreprocessor')
+        if kind not in BATCHED:
+            if kind.split('.')[-1] != 'ClsDataPreprocessor':
+                raise ValueError(
+                    f'gpu_fast.batched_copy replaces ClsDataPreprocessor by '
+                    f'SPMLDataPreprocessor, not {kind}; set '
+                    'gpu_fast.batched_copy=False to keep it')
+            preprocessor.type = 'SPMLDataPreprocessor'
+        loader.collate_fn = dict(type='default_collate')
+        loader.pin_memory = True
+    if switches['channels_last'] and preprocessor.get('type') in BATCHED:
+        preprocessor.channels_last = True
+    if switches['cudnn_benchmark']:
+        cfg.setdefault('env_cfg', ConfigDict()).cudnn_benchmark = True
+    if switches['amp']:
+        if switches['amp'] not in AMP:
+            raise ValueError(f'gpu_fast.amp must be one of {list(AMP)} or '
+                             f"None, got {switches['amp']!r}")
+        cfg.optim_wrapper.update(type='AmpOptimWrapper',
+                                 **AMP[switches['amp']])
+    if switches['num_workers']:
+        loader.update(num_workers=switches['num_workers'],
+                      persistent_workers=True)
+        if switches['prefetch_factor']:
+            loader.prefetch_factor = switches['prefetch_factor']
+    if switches['compile']:
+        cfg.compile = switches['compile']
+    cfg.gpu_fast = switches
+    return cfg
+
+
+@RUNNERS.register_module()
+class SPMLGPUFastRunner(Runner):
+    """MMEngine's ``Runner`` with the GPU fast recipe of the config's
+    ``gpu_fast`` switches (:func:`apply_gpu_fast`).
+
+    Selected by ``runner_type='SPMLGPUFastRunner'``, which
+    ``configs/_base_/runtime_gpu_fast.py`` sets: ``tools/train.py`` and
+    ``tools/test.py`` build the runner of ``runner_type``. The model is
+    converted to the channels-last memory format before it is wrapped for
+    distributed training, so the gradient buckets take that layout.
+
+    Example:
+        >>> _base_ = ['spml_mm::an/resnet50_voc.py',
+        ...           'spml_mm::_base_/runtime_gpu_fast.py']
+        >>> gpu_fast = dict(amp='float16', compile=True)
+    """
+
+    @classmethod
+    def from_cfg(cls, cfg: Config) -> Runner:
+        return super().from_cfg(apply_gpu_fast(cfg))
+
+    def wrap_model(self, model_wrapper_cfg, model):
+        if self.cfg.gpu_fast['channels_last']:
+            model = model.to(memory_format=torch.channels_last)
+        return super().wrap_model(model_wrapper_cfg, model)

@@ -1,0 +1,88 @@
+"""SPMLDataPreprocessor: ClsDataPreprocessor's results, in one copy of the
+images and one of the labels, neither of them blocking."""
+import numpy as np
+import pytest
+import torch
+from mmengine.dataset import default_collate, pseudo_collate
+from mmengine.registry import init_default_scope
+from mmpretrain.registry import MODELS, TRANSFORMS
+
+import spml_mm  # noqa: F401
+from tests.models.data_preprocessors.test_multi_view_data_preprocessor \
+    import multi_view_samples
+from tests.sync_counting import count_syncs
+
+KWARGS = dict(mean=[1., 2., 3.], std=[2., 4., 8.], to_rgb=True)
+
+
+def packed(sizes=((6, 5), ) * 4):
+    """PackInputs samples with partial labels (gt_label_neg as the
+    dataset's index array)."""
+    init_default_scope('mmpretrain')
+    pack = TRANSFORMS.build(
+        dict(type='PackInputs', algorithm_keys=('gt_label_neg', )))
+    g = np.random.default_rng(0)
+    return [
+        pack(dict(img=g.integers(0, 256, (h, w, 3), dtype=np.uint8),
+                  gt_label=np.arange(i % 3 + 1),
+                  gt_label_neg=np.arange(4, 4 + i % 2)))
+        for i, (h, w) in enumerate(sizes)
+    ]
+
+
+def preprocess(name, data, **kwargs):
+    return MODELS.build(dict(type=name, **KWARGS, **kwargs))(data, True)
+
+
+@pytest.mark.parametrize('collate', [pseudo_collate, default_collate])
+def test_same_batch_as_mmpretrain(collate):
+    ours = preprocess('SPMLDataPreprocessor', collate(packed()))
+    stock = preprocess('ClsDataPreprocessor', collate(packed()))
+    assert torch.equal(ours['inputs'], stock['inputs'])
+    for mine, theirs in zip(ours['data_samples'], stock['data_samples']):
+        assert torch.equal(mine.gt_label, theirs.gt_label)
+        assert mine.gt_label_neg.tolist() == theirs.gt_label_neg.tolist()
+        assert isinstance(mine.gt_label_neg, torch.Tensor)
+
+
+def test_images_of_several_sizes_are_padded_as_mmpretrain_does():
+    sizes = ((6, 5), (4, 7), (6, 5))
+    ours = preprocess('SPMLDataPreprocessor', pseudo_collate(packed(sizes)))
+    stock = preprocess('ClsDataPreprocessor', pseudo_collate(packed(sizes)))
+    assert ours['inputs'].shape == (3, 3, 6, 7)
+    assert torch.equal(ours['inputs'], stock['inputs'])
+
+
+def test_channels_last_keeps_the_values():
+    data = pseudo_collate(packed())
+    ours = preprocess('SPMLDataPreprocessor', data, channels_last=True)
+    stock = preprocess('ClsDataPreprocessor', pseudo_collate(packed()))
+    assert ours['inputs'].is_contiguous(memory_format=torch.channels_last)
+    assert not ours['inputs'].is_contiguous()
+    assert torch.equal(ours['inputs'], stock['inputs'])
+
+
+def copies(name, data):
+    """The events of preprocessing ``data`` for a model on the meta device
+    (the stand-in for a GPU)."""
+    preprocessor = MODELS.build(dict(type=name, **KWARGS)).to('meta')
+    with count_syncs() as counter:
+        out = preprocessor(data, True)
+    assert out['inputs'].device.type == 'meta'
+    assert all(s.gt_label.device.type == 'meta' for s in out['data_samples'])
+    return [e.kind for e in counter.events]
+
+
+def test_one_copy_of_the_images_and_one_of_the_labels():
+    """MMPretrain's: one blocking copy per image and one for the labels;
+    ours: two non-blocking copies (pinned memory on a GPU)."""
+    assert copies('ClsDataPreprocessor', pseudo_collate(packed())) == \
+        ['copy'] * 5
+    assert copies('SPMLDataPreprocessor', pseudo_collate(packed())) == \
+        ['async copy'] * 2
+
+
+def test_multi_view_batches_move_in_two_copies_too():
+    """Three views of three samples: nine images, one copy."""
+    assert copies('MultiViewDataPreprocessor',
+                  pseudo_collate(multi_view_samples())) == ['async copy'] * 2

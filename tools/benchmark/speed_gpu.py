@@ -1,0 +1,397 @@
+"""Images/s and peak memory of whole training iterations on a GPU.
+
+Two tables, both written to ``docs/results/gpu.md`` (``--out``) with the
+device and the versions:
+
+- ``heads``: one ``train_step`` (data preprocessor, ResNet-50, head, loss,
+  backward, optimizer step; no data loading) of every method's head as its
+  COCO config builds it, as a share of the same step with MMPretrain's
+  ``MultiLabelLinearClsHead`` and sigmoid BCE, in fp32, fp16 and bf16
+  (``tools/train.py --amp`` settings).
+- ``recipe``: a whole training iteration with data loading (the config's
+  loader) and without it (one loaded batch replayed), for MMPretrain's
+  recipe as the configs inherit it, each switch of
+  ``configs/_base_/runtime_gpu_fast.py`` alone, and all of them
+  (``gpu_fast``), per precision.
+
+Example:
+    python -m tools.benchmark.speed_gpu --device cuda \\
+        --data-root data/proxy-voc-448
+    # smoke test on CPU: tiny ResNet, 32 px, a generated demo dataset
+    python -m tools.benchmark.speed_gpu --device cpu --tiny \\
+        --out /tmp/gpu.md
+"""
+import argparse
+import copy
+import os.path as osp
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List, Optional
+
+import mmengine
+import mmpretrain
+import torch
+from mmengine.config import Config
+from mmengine.optim import build_optim_wrapper
+from mmengine.registry import init_default_scope
+from mmengine.runner import Runner
+from mmpretrain.registry import MODELS
+from mmpretrain.structures import DataSample
+
+import spml_mm
+from spml_mm.datasets import make_demo_dataset
+from spml_mm.engine import GPU_FAST_DEFAULTS, apply_gpu_fast
+
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+
+#: method -> the folder of its ResNet-50 configs
+METHODS = {
+    'AN': 'an', 'EM': 'em', 'EM + APL': 'em_apl', 'EPR': 'epr',
+    'GR': 'grloss', 'LL-Cp': 'll_cp', 'LL-Ct': 'll_ct', 'LL-R': 'll_r',
+    'OPML-SP': 'opml', 'ROLE': 'role', 'LASD': 'lasd'
+}
+#: precision -> AMP dtype (None: fp32)
+PRECISIONS = {'fp32': None, 'fp16': 'float16', 'bf16': 'bfloat16'}
+#: the recipe's switches, measured alone (``loader``: workers and
+#: prefetching)
+SWITCHES = ('channels_last', 'cudnn_benchmark', 'batched_copy', 'loader',
+            'compile')
+STOCK_HEAD = dict(type='MultiLabelLinearClsHead',
+                  loss=dict(type='CrossEntropyLoss', use_sigmoid=True))
+TINY_BACKBONE = dict(type='ResNet', depth=18, stem_channels=8,
+                     base_channels=8, out_indices=(3, ))
+
+
+def load(method: str, dataset: str, args) -> Config:
+    cfg = Config.fromfile(
+        osp.join(REPO, 'configs', METHODS[method], f'resnet50_{dataset}.py'))
+    cfg.train_dataloader.batch_size = args.batch_size
+    for step in cfg.train_dataloader.dataset.pipeline:
+        if step['type'] in ('Resize', 'RandomResizedCrop'):
+            step['scale'] = args.img_size if step['type'] != 'Resize' \
+                else (args.img_size, args.img_size)
+    if args.tiny:
+        cfg.model.backbone = TINY_BACKBONE
+        cfg.model.head.in_channels = 64
+    return cfg
+
+
+def with_precision(cfg: Config, precision: str) -> Config:
+    """The config as ``tools/train.py --amp`` (and ``--cfg-options
+    optim_wrapper.dtype=bfloat16``) trains it."""
+    cfg = copy.deepcopy(cfg)
+    if PRECISIONS[precision]:
+        cfg.optim_wrapper.update(type='AmpOptimWrapper', loss_scale='dynamic',
+                                 dtype=PRECISIONS[precision])
+    return cfg
+
+
+def with_switches(cfg: Config, precision: str, switches: List[str],
+                  fast: bool, workers: Optional[int] = None) -> Config:
+    """The stock recipe in ``precision`` with ``switches`` of the fast
+    recipe; ``fast``: the fast recipe's precision handling too (``amp``).
+    ``workers`` replaces the recipe's number of loader workers."""
+    on = dict.fromkeys(GPU_FAST_DEFAULTS, False)
+    for switch in switches:
+        if switch == 'loader':
+            on.update(num_workers=workers or GPU_FAST_DEFAULTS['num_workers'],
+                      prefetch_factor=GPU_FAST_DEFAULTS['prefetch_factor'])
+        else:
+            on[switch] = GPU_FAST_DEFAULTS[switch] or True
+    if fast:
+        on['amp'] = PRECISIONS[precision]
+    else:
+        cfg = with_precision(cfg, precision)
+    return apply_gpu_fast(Config(dict(cfg.to_dict(), gpu_fast=on)))
+
+
+def build(cfg: Config, device: str, num_samples: int):
+    """Model, optimizer wrapper and the train step (compiled as MMEngine
+    compiles it) of a config, on ``device``."""
+    init_default_scope('mmpretrain')
+    model_cfg = copy.deepcopy(cfg.model)
+    model_cfg.setdefault('data_preprocessor', cfg.get('data_preprocessor'))
+    model = MODELS.build(model_cfg)
+    bank = getattr(model.head, 'label_bank', None)
+    if bank is not None:
+        bank.allocate(num_samples)
+    for module in model.modules():
+        if callable(getattr(module, 'set_epoch', None)):
+            module.set_epoch(2, cfg.train_cfg.max_epochs)
+    model = model.to(device).train()
+    if cfg.get('gpu_fast', {}).get('channels_last'):
+        model = model.to(memory_format=torch.channels_last)
+    wrapper = build_optim_wrapper(model, copy.deepcopy(cfg.optim_wrapper))
+    step = model.train_step
+    if cfg.get('compile'):
+        step = torch.compile(step, **({} if cfg.compile is True else
+                                      cfg.compile))
+    return model, wrapper, step
+
+
+def synthetic_batch(batch: int, size: int, num_classes: int,
+                    num_views: int) -> dict:
+    """A pseudo-collated batch of uint8 images with one positive each."""
+    g = torch.Generator().manual_seed(0)
+
+    def images():
+        return [torch.randint(0, 256, (3, size, size), dtype=torch.uint8,
+                              generator=g) for _ in range(batch)]
+
+    samples = [
+        DataSample(metainfo=dict(sample_idx=i)).set_gt_label(
+            [int(torch.randint(num_classes, (), generator=g))])
+        for i in range(batch)
+    ]
+    inputs = images() if num_views == 1 else [images()
+                                             for _ in range(num_views)]
+    return dict(inputs=inputs, data_samples=samples)
+
+
+def fresh(data: dict) -> dict:
+    """The batch with new data samples (the preprocessor writes labels into
+    them), sharing the host images."""
+    return dict(data, data_samples=[s.new() for s in data['data_samples']])
+
+
+def timed(step: Callable[[dict], None], batches: Callable[[], dict],
+          batch: int, args) -> Dict[str, Optional[float]]:
+    """Median images/s over ``args.rounds`` rounds of ``args.iters``
+    iterations after ``args.warmup``, and the peak memory (MiB, GPU only)."""
+    cuda = args.device.startswith('cuda')
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
+
+    for _ in range(args.warmup):
+        step(batches())
+    sync()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    rates = []
+    for _ in range(args.rounds):
+        start = time.perf_counter()
+        for _ in range(args.iters):
+            step(batches())
+        sync()
+        rates.append(batch * args.iters / (time.perf_counter() - start))
+    peak = torch.cuda.max_memory_allocated() / 2**20 if cuda else None
+    return dict(images_per_s=statistics.median(rates), peak_mib=peak)
+
+
+def measure_heads(args) -> Dict[str, Dict[str, dict]]:
+    """precision -> method (and ``stock``) -> :func:`timed`."""
+    results = {}
+    for precision in args.precisions:
+        row = results[precision] = {}
+        for method in ['stock'] + args.methods:
+            cfg = with_precision(
+                load('AN' if method == 'stock' else method, 'coco', args),
+                precision)
+            views = 3 if cfg.data_preprocessor.get('type') == \
+                'MultiViewDataPreprocessor' else 1
+            if method == 'stock':
+                cfg.model.head = dict(STOCK_HEAD, num_classes=80,
+                                      in_channels=cfg.model.head.in_channels)
+            torch.backends.cudnn.benchmark = False
+            model, wrapper, step = build(cfg, args.device, args.batch_size)
+            data = synthetic_batch(args.batch_size, args.img_size, 80, views)
+            row[method] = timed(lambda d: step(d, wrapper),
+                                lambda: fresh(data), args.batch_size, args)
+            print(f'heads {precision} {method}: {row[method]}', flush=True)
+            del model, wrapper, step
+    return results
+
+
+def measure_recipe(args) -> Dict[str, Dict[str, dict]]:
+    """``config precision`` -> variant -> ``loaded`` and ``replayed``
+    :func:`timed` results."""
+    results = {}
+    every = [s for s in SWITCHES if s != 'compile' or not args.no_compile]
+    variants = {'stock': [], **{s: [s] for s in args.switches
+                                if s in every}, 'gpu_fast': every}
+    for method in args.recipe_methods:
+        for precision in args.precisions:
+            row = results[f'{method} {precision}'] = {}
+            for name, switches in variants.items():
+                cfg = load('AN' if method == 'stock' else method, 'voc',
+                           args)
+                if method == 'stock':
+                    cfg.model.head = dict(
+                        STOCK_HEAD, num_classes=20,
+                        in_channels=cfg.model.head.in_channels)
+                dataset = cfg.train_dataloader.dataset
+                dataset.data_root = args.data_root
+                if args.tiny:  # the demo dataset's layout
+                    dataset.pop('data_prefix')
+                    cfg.train_dataloader.num_workers = args.workers
+                cfg = with_switches(cfg, precision, switches,
+                                    name == 'gpu_fast', args.workers)
+                # whole batches only
+                cfg.train_dataloader.drop_last = True
+                torch.backends.cudnn.benchmark = bool(
+                    cfg.get('env_cfg', {}).get('cudnn_benchmark'))
+                loader = Runner.build_dataloader(cfg.train_dataloader,
+                                                 seed=0)
+                model, wrapper, step = build(cfg, args.device,
+                                             len(loader.dataset))
+
+                def forever():
+                    while True:
+                        yield from loader
+
+                batches = forever()
+                one = next(batches)
+                row[name] = dict(
+                    loaded=timed(lambda d: step(d, wrapper),
+                                 lambda: next(batches), args.batch_size,
+                                 args),
+                    replayed=timed(lambda d: step(d, wrapper),
+                                   lambda: fresh(one), args.batch_size,
+                                   args))
+                print(f'recipe {method} {precision} {name}: {row[name]}',
+                      flush=True)
+                del model, wrapper, step, loader, batches
+    return results
+
+
+def environment(args) -> str:
+    if args.device.startswith('cuda'):
+        device = (f'{torch.cuda.get_device_name()}, CUDA '
+                  f'{torch.version.cuda}, cuDNN '
+                  f'{torch.backends.cudnn.version()}')
+    else:
+        device = f'CPU ({platform.processor() or platform.machine()}, ' \
+            f'{torch.get_num_threads()} threads)'
+    return (f'{device}; torch {torch.__version__}, mmengine '
+            f'{mmengine.__version__}, mmpretrain {mmpretrain.__version__}, '
+            f'spml-mm {spml_mm.__version__}')
+
+
+def fmt_memory(result: dict) -> str:
+    return '-' if result['peak_mib'] is None else \
+        f"{result['peak_mib']:,.0f}"
+
+
+def render(args, heads: dict, recipe: dict) -> str:
+    lines = [
+        '# Training speed on a GPU', '',
+        f'Measured with `{" ".join(["python -m tools.benchmark.speed_gpu"] + sys.argv[1:])}`'  # noqa: E501
+        f' on {environment(args)}. Batch {args.batch_size}, '
+        f'{args.img_size} px, median of {args.rounds} rounds of '
+        f'{args.iters} iterations after {args.warmup} of warm-up.', ''
+    ]
+    if heads:
+        methods = [m for m in next(iter(heads.values())) if m != 'stock']
+        lines += [
+            '## Every head against MMPretrain\'s', '',
+            'A whole `train_step` without data loading: images/s of the '
+            'step with each method\'s head as a share of the step with '
+            "MMPretrain's `MultiLabelLinearClsHead` and sigmoid BCE on the "
+            'same ResNet-50; peak memory in MiB (LASD: three views of each '
+            'image; images/s counts samples).', '',
+            '| precision | stock img/s | ' + ' | '.join(methods) +
+            ' | stock MiB | peak MiB (max over heads) |',
+            '| --- ' * (len(methods) + 4) + '|'
+        ]
+        for precision, row in heads.items():
+            stock = row['stock']['images_per_s']
+            shares = ' | '.join(f"{row[m]['images_per_s'] / stock:.3f}"
+                                for m in methods)
+            peak = [row[m]['peak_mib'] for m in methods
+                    if row[m]['peak_mib'] is not None]
+            lines.append(
+                f'| {precision} | {stock:.1f} | {shares} | '
+                f"{fmt_memory(row['stock'])} | "
+                f"{f'{max(peak):,.0f}' if peak else '-'} |")
+        lines.append('')
+    if recipe:
+        lines += [
+            '## The fast recipe and each of its switches', '',
+            'Images/s of a whole training iteration with data loading '
+            '(the config\'s loader) and without it (one loaded batch '
+            'replayed), MMPretrain\'s recipe as the configs inherit it '
+            '(`stock`), each switch of `configs/_base_/runtime_gpu_fast.py` '
+            'alone, and all of them (`gpu_fast`); speed-up against stock '
+            'with data loading.', '',
+            '| config and precision | variant | img/s with data | '
+            'img/s without | speed-up | peak MiB |',
+            '| --- | --- | --- | --- | --- | --- |'
+        ]
+        for key, row in recipe.items():
+            stock = row['stock']['loaded']['images_per_s']
+            for name, result in row.items():
+                loaded = result['loaded']['images_per_s']
+                lines.append(
+                    f'| {key} | {name} | {loaded:.1f} | '
+                    f"{result['replayed']['images_per_s']:.1f} | "
+                    f'{loaded / stock:.2f} | '
+                    f"{fmt_memory(result['replayed'])} |")
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--device', default='cuda')
+    parser.add_argument('--tables', nargs='+', default=['heads', 'recipe'],
+                        choices=['heads', 'recipe'])
+    parser.add_argument('--methods', nargs='+', default=list(METHODS),
+                        choices=list(METHODS))
+    parser.add_argument('--recipe-methods', nargs='+',
+                        default=['stock', 'AN', 'GR'],
+                        choices=['stock'] + list(METHODS),
+                        help='heads of the recipe table (stock: '
+                        "MMPretrain's)")
+    parser.add_argument('--precisions', nargs='+', default=list(PRECISIONS),
+                        choices=list(PRECISIONS))
+    parser.add_argument('--batch-size', type=int, default=32)
+    parser.add_argument('--img-size', type=int, default=448)
+    parser.add_argument('--warmup', type=int, default=10)
+    parser.add_argument('--iters', type=int, default=20)
+    parser.add_argument('--rounds', type=int, default=3)
+    parser.add_argument('--data-root',
+                        help='a dataset in the interchange format for the '
+                        'recipe table, e.g. the VOC-like proxy written at '
+                        '448 px (tools/make_proxy_data.py --like voc '
+                        '--image-size 448); --tiny writes a demo dataset')
+    parser.add_argument('--switches', nargs='+', default=list(SWITCHES),
+                        choices=SWITCHES,
+                        help='the switches measured alone')
+    parser.add_argument('--workers', type=int,
+                        help='loader workers of the loader switch (default: '
+                        "the recipe's); with --tiny, of every loader")
+    parser.add_argument('--no-compile', action='store_true',
+                        help='leave the compile switch out')
+    parser.add_argument('--tiny', action='store_true',
+                        help='a tiny ResNet-18 (smoke test)')
+    parser.add_argument('--out', default=osp.join(REPO, 'docs', 'results',
+                                                  'gpu.md'))
+    args = parser.parse_args(argv)
+    if 'recipe' in args.tables and not (args.data_root or args.tiny):
+        parser.error('the recipe table reads a dataset: give --data-root')
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        if 'recipe' in args.tables and not args.data_root:
+            make_demo_dataset(tmp, num_train=4 * args.batch_size,
+                              num_test=args.batch_size, seed=0)
+            args.data_root = tmp
+        heads = measure_heads(args) if 'heads' in args.tables else {}
+        recipe = measure_recipe(args) if 'recipe' in args.tables else {}
+    text = render(args, heads, recipe)
+    with open(args.out, 'w') as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == '__main__':
+    main()
