@@ -92,7 +92,8 @@ def opml_value_and_grad(z: torch.Tensor,
                         rank_weight: float = 0.,
                         rank_delta: float = 1e-2,
                         soft_weight: Optional[torch.Tensor] = None,
-                        n: Optional[torch.Tensor] = None
+                        n: Optional[torch.Tensor] = None,
+                        soft_positive_sum: bool = True
                         ) -> Tuple[torch.Tensor, torch.Tensor]:
     """One-pair loss, mean over the batch, plus ``lambda R(sigmoid(z))``::
 
@@ -106,7 +107,11 @@ def opml_value_and_grad(z: torch.Tensor,
     into both sums (y is a constant). ``alpha = beta = 1`` is ZLPR. With
     ``soft_weight`` (OPML-SP), an entry of ``y = 0`` that is not an observed
     negative takes the soft label ``y_k = p_k AP_k^gamma``, p the
-    probability of this forward pass, held constant.
+    probability of this forward pass, held constant. Its summand in P is
+    then ``y_k e^{-z_k} = AP_k^gamma (1 - p_k)``, which stays near
+    ``AP_k^gamma`` however low ``p_k`` is: P pulls every unobserved logit
+    up. ``soft_positive_sum=False`` keeps the soft labels out of P (their
+    only effect is the weight ``1 - y_k`` in N).
 
     Args:
         z (torch.Tensor): Logits, shape (B, C), float32.
@@ -120,6 +125,8 @@ def opml_value_and_grad(z: torch.Tensor,
             of the soft labels. Defaults to None (y as given).
         n (torch.Tensor, optional): Boolean mask (B, C) of the observed
             negatives of partial labels, kept at ``y = 0``. Defaults to None.
+        soft_positive_sum (bool): Whether soft labels enter P as well as
+            N. Defaults to True.
 
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
@@ -127,16 +134,19 @@ def opml_value_and_grad(z: torch.Tensor,
     y = y.to(z.dtype)
     p = torch.sigmoid(z) if rank_weight > 0 or soft_weight is not None \
         else None
+    hard = y
     if soft_weight is not None:
         soft = p * soft_weight
         # y where it is 1 (lerp is exact at 0 and 1) or an observed negative
         y = torch.lerp(soft, y, y) if n is None else torch.where(
             (y > 0) | n, y, soft)
+    if soft_positive_sum:
+        hard = y
     # weight 1 - y is 0 where y = 1, weight y where y = 0
     negative, d_negative = _log_offset_sum_exp(
         alpha, z, 1 - y, indicator(torch.eq, y, 1, y))
     positive, d_positive = _log_offset_sum_exp(
-        beta, -z, y, indicator(torch.eq, y, 0, y))
+        beta, -z, hard, indicator(torch.eq, hard, 0, hard))
     value = (negative + positive).mean()
     grad = d_negative.sub_(d_positive).div_(len(z))
     if rank_weight > 0:
@@ -196,6 +206,11 @@ class OPMLLoss(nn.Module):
             ``label_bank=dict(type='OPMLLabelBank')``. Defaults to False.
         gamma (float): Exponent gamma >= 0 of ``AP_k`` in the soft labels.
             Defaults to 1.
+        soft_positive_sum (bool): Soft labels weigh an unobserved entry
+            into the positive sum too (the definition). Its summand there is
+            ``AP_k^gamma (1 - p)``, so every unobserved logit is pulled up,
+            the more the lower it is; False keeps soft labels to the
+            negative sum (weight ``1 - y``). Defaults to True.
 
     Example:
         >>> model = dict(head=dict(
@@ -215,7 +230,8 @@ class OPMLLoss(nn.Module):
                  rank_weight: float = 0.,
                  rank_delta: float = 1e-2,
                  soft_labels: bool = False,
-                 gamma: float = 1.):
+                 gamma: float = 1.,
+                 soft_positive_sum: bool = True):
         super().__init__()
         for name, value in (('a', a), ('b', b)):
             if not isinstance(value, (int, float)) or not 0 < value < 1:
@@ -240,6 +256,7 @@ class OPMLLoss(nn.Module):
         self.rank_delta = rank_delta
         self.soft_labels = soft_labels
         self.gamma = gamma
+        self.soft_positive_sum = soft_positive_sum
 
     def forward(self,
                 cls_score: torch.Tensor,
@@ -290,11 +307,12 @@ class OPMLLoss(nn.Module):
                                       ap.clamp(max=1).pow(self.gamma))
             return opml_loss(cls_score, label, self.alpha, self.beta,
                              self.rank_weight, self.rank_delta, soft_weight,
-                             observed_negative)
+                             observed_negative, self.soft_positive_sum)
         return opml_loss(cls_score, label, self.alpha, self.beta,
                          self.rank_weight, self.rank_delta)
 
     def extra_repr(self) -> str:
         return (f'a={self.a}, b={self.b}, rank_weight={self.rank_weight}, '
                 f'rank_delta={self.rank_delta}, soft_labels='
-                f'{self.soft_labels}, gamma={self.gamma}')
+                f'{self.soft_labels}, gamma={self.gamma}, '
+                f'soft_positive_sum={self.soft_positive_sum}')
