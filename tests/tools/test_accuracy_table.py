@@ -76,3 +76,23 @@ def test_record_keeps_the_runs_another_invocation_wrote(tmp_path):
     with open(path) as f:
         assert json.load(f) == merged
     assert not osp.exists(path + '.tmp')
+
+
+def test_search_table_holds_every_invocations_methods_and_rates(tmp_path):
+    """One invocation per method, each with its optimizer's grid: the table
+    any of them writes lists both methods over the union of the rates."""
+    import argparse
+    import json
+    found = {'an': {'1e-05': dict(val_mAP=50.), '0.0001': dict(val_mAP=60.)},
+             'opml': {'0.0001': dict(val_mAP=40.), '0.01': dict(val_mAP=55.)}}
+    (tmp_path / 'x_lr_search.json').write_text(json.dumps(found))
+    args = argparse.Namespace(
+        methods=['an'], lr_search=[1e-5, 1e-4], rerun=False, seeds=[0],
+        suite='proxy-voc', regime='finetune', fraction=1., cfg_options=[],
+        select_metric='spml/mAP')
+    accuracy.lr_search(args, 'x', str(tmp_path), str(tmp_path), 'T')
+    table = (tmp_path / 'x_lr_search.md').read_text()
+    assert '| method | config | lr 1e-05 | lr 0.0001 | lr 0.01 | chosen |' \
+        in table
+    assert '| 50.00 | 60.00 | - | 0.0001 |' in table
+    assert '| - | 40.00 | 55.00 | 0.01 |' in table

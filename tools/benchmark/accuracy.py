@@ -476,13 +476,15 @@ def lr_search(args, name, out_dir, work_root, title):
             val_mAP=best_val_map(out, args.select_metric),
             select_metric=args.select_metric, seconds=time.time() - start))
         progress.update()
+    # every method and rate of the json: invocations run side by side (one
+    # per method, each with its optimizer's grid) share one table
+    rates = sorted({float(lr) for runs in found.values() for lr in runs})
     lines = ['| method | config | ' + ' | '.join(
-        f'lr {lr:g}' for lr in args.lr_search) + ' | chosen |',
-             '| --- ' * (len(args.lr_search) + 3) + '|']
-    for method in args.methods:
-        runs = found.get(method, {})
-        cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in
-                 args.lr_search]
+        f'lr {lr:g}' for lr in rates) + ' | chosen |',
+             '| --- ' * (len(rates) + 3) + '|']
+    for method in [m for m in METHODS if m in found]:
+        runs = found[method]
+        cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in rates]
         lines.append(f'| {METHODS[method][0]} | '
                      f'`{suite_config(args.suite, method, args.regime)}` | ' +
                      ' | '.join('-' if c is None else f'{c:.2f}'
