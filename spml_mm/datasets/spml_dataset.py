@@ -10,6 +10,23 @@ from mmpretrain.registry import DATASETS
 from .protocol import observe_uniform, split_train_val
 from .validation import DatasetError, label_problems
 
+def _load_matrix(path: str) -> np.ndarray:
+    """``np.load`` of an interchange file; any failure names the file."""
+    try:
+        return np.load(path)
+    except ValueError as err:
+        if 'allow_pickle' not in str(err):
+            raise ValueError(f'{path}: cannot be read ({err})') from None
+        raise ValueError(
+            f'{path} holds an object array (pickled Python objects), which '
+            'is not loaded because unpickling can run code; save the image '
+            'paths as a string array, e.g. np.save(path, np.array(paths, '
+            'dtype=str)).') from None
+    except (OSError, EOFError) as err:
+        raise ValueError(f'{path}: cannot be read ({err}); the file is '
+                         'truncated or not a .npy file.') from None
+
+
 #: How each protocol split maps onto an official split of the dataset.
 OFFICIAL_SPLIT = dict(train='train', val='train', test='val')
 
@@ -155,13 +172,13 @@ class SPMLDataset(MultiLabelDataset):
             tuple: Image paths (N,), labels (N, C) in 0/1, and the observed
             labels (N, C) in -1/0/+1 or None when not stored.
         """
-        images = np.load(
+        images = _load_matrix(
             self._interchange_path(f'formatted_{official_split}_images.npy'))
-        labels = np.load(
+        labels = _load_matrix(
             self._interchange_path(f'formatted_{official_split}_labels.npy'))
         obs_path = self._interchange_path(
             f'formatted_{official_split}_labels_obs.npy', must_exist=False)
-        observed = np.load(obs_path) if osp.isfile(obs_path) else None
+        observed = _load_matrix(obs_path) if osp.isfile(obs_path) else None
         return images, labels, observed
 
     def _load_class_names(self, num_classes: int) -> List[str]:
@@ -193,8 +210,16 @@ class SPMLDataset(MultiLabelDataset):
         self._metainfo['classes'] = tuple(
             self._load_class_names(labels.shape[1]))
 
+        prefix = self.data_prefix['img_path']
+        where = (f'{type(self).__name__} ({self.data_root}, official '
+                 f'{official} split)')
         if official == 'train':
             if observed is None:
+                # the observations are drawn from the labels: check them
+                # first, so that a bad value is reported with its row
+                self._raise_label_problems(where, images, labels,
+                                           np.arange(len(images)), None,
+                                           prefix)
                 observed = observe_uniform(labels, self.num_pos,
                                            self.num_neg, self.observe_seed)
             elif observed.shape != labels.shape:
@@ -207,18 +232,11 @@ class SPMLDataset(MultiLabelDataset):
         else:
             keep = np.arange(len(images))
 
-        prefix = self.data_prefix['img_path']
         training = self.split == 'train'
         observed_used = training and not self.full_labels
-        where = (f'{type(self).__name__} ({self.data_root}, official '
-                 f'{official} split)')
-        problems = label_problems(where, images, labels, keep,
-                                  observed if observed_used else None,
-                                  self.single_positive)
-        if problems:
-            raise DatasetError(
-                f'{type(self).__name__} {self.split} split', problems,
-                [osp.join(prefix, str(images[i])) for i in keep])
+        self._raise_label_problems(where, images, labels, keep,
+                                   observed if observed_used else None,
+                                   prefix)
         if training:
             keep = self._without_positive_left_out(images, labels, keep)
         if len(keep) == 0:
@@ -252,6 +270,19 @@ class SPMLDataset(MultiLabelDataset):
             f'image{seen} ({self.data_root}, official {official} split)',
             logger='current')
         return data_list
+
+    def _raise_label_problems(self, where: str, images: np.ndarray,
+                              labels: np.ndarray, rows: np.ndarray,
+                              observed: Optional[np.ndarray],
+                              prefix: str) -> None:
+        """Raise :class:`DatasetError` listing every label problem of
+        ``rows`` with its row and image."""
+        problems = label_problems(where, images, labels, rows, observed,
+                                  self.single_positive)
+        if problems:
+            raise DatasetError(
+                f'{type(self).__name__} {self.split} split', problems,
+                [osp.join(prefix, str(images[i])) for i in rows])
 
     def _without_positive_left_out(self, images: np.ndarray,
                                    labels: np.ndarray,
