@@ -192,11 +192,11 @@ def write_fault(bench, fault, at, what):
 
 
 def scenarios(bench: Bench):
-    # epoch 2 writes: #6 epoch_2.pth, #7 last_checkpoint, #8 the new best,
-    # #9 epoch_2.pth again, #10 last_checkpoint
+    # epoch 2 writes: #7 epoch_2.pth, #8 last_checkpoint, #9 the new best,
+    # #10 epoch_2.pth again, #11 last_checkpoint, #12 last_validated
     for fault in ('kill_in_write', 'enospc_in_write'):
-        for at, what in ((6, 'epoch_2.pth'), (7, 'last_checkpoint'),
-                         (8, 'the new best checkpoint')):
+        for at, what in ((7, 'epoch_2.pth'), (8, 'last_checkpoint'),
+                         (9, 'the new best checkpoint')):
             yield lambda f=fault, a=at, w=what: write_fault(bench, f, a, w)
     yield lambda: resume_from_other_run(bench)
     yield lambda: moved_work_dir(bench)
