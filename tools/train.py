@@ -7,7 +7,8 @@ from mmengine.config import Config, DictAction
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from spml_mm.utils import (destroy_distributed, explain_distributed_timeout,
+from spml_mm.utils import (check_train_schedule, claim_work_dir,
+                           destroy_distributed, explain_distributed_timeout,
                            setup_cpu_distributed)
 
 #: The default hooks MMEngine itself removes when set to None.
@@ -112,11 +113,13 @@ def merge_args(cfg, args):
 def main():
     args = parse_args()
     cfg = merge_args(Config.fromfile(args.config), args)
-    setup_cpu_distributed(cfg, args.launcher)
-    runner = (Runner.from_cfg(cfg)
-              if 'runner_type' not in cfg else RUNNERS.build(cfg))
-    with explain_distributed_timeout(cfg):
-        runner.train()
+    check_train_schedule(cfg)
+    with claim_work_dir(cfg):
+        setup_cpu_distributed(cfg, args.launcher)
+        runner = (Runner.from_cfg(cfg)
+                  if 'runner_type' not in cfg else RUNNERS.build(cfg))
+        with explain_distributed_timeout(cfg):
+            runner.train()
     destroy_distributed()
 
 
