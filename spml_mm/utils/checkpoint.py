@@ -97,8 +97,9 @@ def load_checkpoint_safely(filename: str, map_location=None) -> dict:
             raise _damaged(filename, err) from None
         raise UnsafeCheckpointError(
             f'refusing to load {filename}: it contains the pickled object '
-            f'{found.group(1)}, which is not on the safe list (tensors, builtin types, '
-            'types registered with torch.serialization.add_safe_globals). '
+            f'{found.group(1)}, which is not on the safe list (tensors, '
+            'builtin types, types registered with '
+            'torch.serialization.add_safe_globals). '
             'Unpickling it could run arbitrary code. Checkpoints saved with '
             "spml_mm's SafeCheckpointHook load safely; if you trust this "
             'file, load it once with torch.load(..., weights_only=False) and '
