@@ -10,7 +10,6 @@ import time
 from typing import Iterator, Optional
 
 from mmengine.config import Config
-from mmengine.logging import print_log
 
 #: The lock file a training run holds in its work dir.
 LOCK_NAME = 'spml_run.lock'
@@ -83,11 +82,11 @@ def _take_lock(path: str) -> dict:
                     f'{held["pid"]} (started {held.get("started", "?")}: '
                     f'{held.get("command", "?")}); wait for it to end or '
                     'pass another --work-dir.') from None
-            print_log(
-                f'Recovering the stale lock {path} of process '
-                f'{held.get("pid", "?")} (started '
-                f'{held.get("started", "?")}), which is no longer running.',
-                logger='current')
+            # printed: the run's logger does not exist yet
+            print(f'Recovering the stale lock {path} of process '
+                  f'{held.get("pid", "?")} (started '
+                  f'{held.get("started", "?")}), which is no longer '
+                  'running.', flush=True)
             os.remove(path)
             continue
         with os.fdopen(fd, 'w') as f:

@@ -294,6 +294,13 @@ def test_an_interrupted_validation_is_run_when_resumed(tmp_path, max_epochs):
         work, f'best_toy_score_epoch_{max_epochs}.pth')
     assert osp.isfile(osp.join(work, f'best_toy_score_epoch_{max_epochs}.pth'))
     assert not osp.isfile(osp.join(work, 'best_toy_score_epoch_1.pth'))
+    # recorded: the epoch's checkpoint names the new best, and
+    # last_validated names the last checkpoint
+    assert open(osp.join(work, 'last_validated')).read() == \
+        f'epoch_{max_epochs}.pth'
+    ckpt = load_checkpoint_safely(osp.join(work, f'epoch_{max_epochs}.pth'))
+    assert ckpt['message_hub']['runtime_info']['best_ckpt'] == osp.join(
+        work, f'best_toy_score_epoch_{max_epochs}.pth')
 
 
 def test_an_interrupted_best_checkpoint_save_is_redone(tmp_path):

@@ -635,9 +635,11 @@ def train_label(bench, value):
             'loader)', f'refused: {line.strip()[:90]}', result)
 
 
-def setting(bench, name, fault, options, expect, base=CONFIG):
-    line, result, _ = stopped_with(bench, name, ['--cfg-options'] + options,
-                                   expect, config=bench.config(base=base))
+def setting(bench, name, fault, options, expect, base=CONFIG, epochs=1):
+    args = ['--cfg-options'] + options if options else []
+    line, result, _ = stopped_with(bench, name, args, expect,
+                                   config=bench.config(base=base),
+                                   epochs=epochs)
     return fault, f'refused: {line.split("Error: ", 1)[-1][:90]}', result
 
 
@@ -655,8 +657,8 @@ def misuse(bench):
     yield lambda: object_image_list(bench)
     for value in (0.5, float('nan')):
         yield lambda v=value: train_label(bench, v)
-    yield lambda: setting(bench, 'zero', 'train_cfg.max_epochs=0',
-                          ['train_cfg.max_epochs=0'], 'max_epochs=0')
+    yield lambda: setting(bench, 'zero', 'train_cfg.max_epochs=0', [],
+                          'max_epochs=0', epochs=0)
     yield lambda: setting(
         bench, 'rolek', 'ROLE expected_positives=12 with 10 classes',
         ['model.head.loss.expected_positives=12'], 'exceeds',

@@ -194,6 +194,12 @@ class SPMLCheckpointHook(CheckpointHook):
 
     def before_train(self, runner) -> None:
         super().before_train(runner)
+        # MMEngine forgets the last checkpoint of a resumed run: without it a
+        # new best would not be saved into the epoch's checkpoint again
+        if (runner._resume and runner._has_loaded and self.last_ckpt is None
+                and self._is_local()
+                and _inside(runner._load_from, self.out_dir)):
+            self.last_ckpt = runner._load_from
         pending = [self._validation_pending(runner)]
         if get_world_size() > 1:
             broadcast_object_list(pending)
