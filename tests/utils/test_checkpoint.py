@@ -2,7 +2,6 @@
 what it fits, and a checkpoint that does not fit is refused with what
 differs."""
 import os
-import os.path as osp
 import re
 import time
 

@@ -2,7 +2,6 @@
 run over an earlier run's checkpoints, no schedule that trains nothing."""
 import json
 import os
-import os.path as osp
 import socket
 import subprocess
 

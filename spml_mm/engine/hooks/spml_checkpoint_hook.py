@@ -14,7 +14,7 @@ from mmpretrain.registry import HOOKS
 
 from spml_mm.utils import find_last_checkpoint, write_atomically
 from spml_mm.utils.atomic_backend import PARTIAL_SUFFIX
-from spml_mm.utils.checkpoint_fit import (OVERRIDE_HINT, SIGNATURE_KEY,
+from spml_mm.utils.checkpoint_fit import (SIGNATURE_KEY,
                                           check_checkpoint_fits,
                                           checkpoint_differences,
                                           model_signature)
@@ -194,12 +194,8 @@ class SPMLCheckpointHook(CheckpointHook):
 
     def before_train(self, runner) -> None:
         super().before_train(runner)
-        # MMEngine forgets the last checkpoint of a resumed run: without it a
-        # new best would not be saved into the epoch's checkpoint again
-        if (runner._resume and runner._has_loaded and self.last_ckpt is None
-                and self._is_local()
-                and _inside(runner._load_from, self.out_dir)):
-            self.last_ckpt = runner._load_from
+        if self._is_local():
+            self._own_files(runner)
         pending = [self._validation_pending(runner)]
         if get_world_size() > 1:
             broadcast_object_list(pending)
@@ -209,8 +205,15 @@ class SPMLCheckpointHook(CheckpointHook):
                 f'finish before {runner._load_from} was resumed: validating '
                 'it now.')
             runner.val_loop.run()
-        if not self._is_local():
-            return
+
+    def _own_files(self, runner) -> None:
+        """Track the resumed run's files in this run's folder only; remove
+        the plugin's leftover partial files there."""
+        # MMEngine forgets the last checkpoint of a resumed run: without it a
+        # new best would not be saved into the epoch's checkpoint again
+        if (runner._resume and runner._has_loaded and self.last_ckpt is None
+                and _inside(runner._load_from, self.out_dir)):
+            self.last_ckpt = runner._load_from
         # the message hub of a resumed checkpoint names its own run's best
         # checkpoint: keep tracking it only if it is in this run's folder
         for key, path in self._best_paths().items():
