@@ -690,7 +690,7 @@ def summary(rows):
 def write_page(path, rows, groups):
     rerun = ('' if set(groups) == set(GROUPS) else
              f' This page\'s last run re-ran the groups {", ".join(groups)} '
-             '(`--only`); the other rows are from the run before.')
+             '(`--only`); the other rows are from earlier runs.')
     with open(path, 'w') as f:
         f.write('`python tools/benchmark/faults.py --out '
                 'docs/results/faults.md`: each fault injected into a run of '
