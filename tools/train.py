@@ -3,7 +3,8 @@ import argparse
 
 from mmengine.config import Config
 
-from spml_mm.utils import (apply_launch_args, drop_disabled_hooks,
+from spml_mm.utils import (apply_launch_args, check_train_schedule,
+                           claim_work_dir, drop_disabled_hooks,
                            parse_launch_args, run_runner)
 
 
@@ -81,7 +82,10 @@ def merge_args(cfg, args):
 
 def main():
     args = parse_args()
-    run_runner(merge_args(Config.fromfile(args.config), args), 'train')
+    cfg = merge_args(Config.fromfile(args.config), args)
+    check_train_schedule(cfg)
+    with claim_work_dir(cfg):
+        run_runner(cfg, 'train')
 
 
 if __name__ == '__main__':

@@ -10,6 +10,23 @@ from mmpretrain.registry import DATASETS
 from .protocol import observe_uniform, split_train_val
 from .validation import DatasetError, label_problems
 
+def _load_matrix(path: str) -> np.ndarray:
+    """``np.load`` of an interchange file; any failure names the file."""
+    try:
+        return np.load(path)
+    except ValueError as err:
+        if 'allow_pickle' not in str(err):
+            raise ValueError(f'{path}: cannot be read ({err})') from None
+        raise ValueError(
+            f'{path} holds an object array (pickled Python objects), which '
+            'is not loaded because unpickling can run code; save the image '
+            'paths as a string array, e.g. np.save(path, np.array(paths, '
+            'dtype=str)).') from None
+    except (OSError, EOFError) as err:
+        raise ValueError(f'{path}: cannot be read ({err}); the file is '
+                         'truncated or not a .npy file.') from None
+
+
 #: How each protocol split maps onto an official split of the dataset.
 OFFICIAL_SPLIT = dict(train='train', val='train', test='val')
 #: The labels the validation images can carry (``val_labels``).
@@ -201,13 +218,13 @@ class SPMLDataset(MultiLabelDataset):
             tuple: Image paths (N,), labels (N, C) in 0/1, and the observed
             labels (N, C) in -1/0/+1 or None when not stored.
         """
-        images = np.load(
+        images = _load_matrix(
             self._interchange_path(f'formatted_{official_split}_images.npy'))
-        labels = np.load(
+        labels = _load_matrix(
             self._interchange_path(f'formatted_{official_split}_labels.npy'))
         obs_path = self._interchange_path(
             f'formatted_{official_split}_labels_obs.npy', must_exist=False)
-        observed = np.load(obs_path) if osp.isfile(obs_path) else None
+        observed = _load_matrix(obs_path) if osp.isfile(obs_path) else None
         return images, labels, observed
 
     def _load_class_names(self, num_classes: int) -> List[str]:
@@ -248,8 +265,16 @@ class SPMLDataset(MultiLabelDataset):
             self._load_class_names(labels.shape[1]))
         partial = self.annotations_are_partial()
 
+        prefix = self.data_prefix['img_path']
+        where = (f'{type(self).__name__} ({self.data_root}, official '
+                 f'{official} split)')
         if official == 'train':
             if observed is None:
+                # the observations are drawn from the labels: check them
+                # first, so that a bad value is reported with its row
+                self._raise_label_problems(where, images, labels,
+                                           np.arange(len(images)), None,
+                                           prefix, self.single_positive)
                 observed = observe_uniform(labels, self.num_pos,
                                            self.num_neg, self.observe_seed)
             elif observed.shape != labels.shape:
@@ -262,7 +287,6 @@ class SPMLDataset(MultiLabelDataset):
         else:
             keep = np.arange(len(images))
 
-        prefix = self.data_prefix['img_path']
         training = self.split == 'train'
         observed_used = training and not self.full_labels
         # evaluation rows that carry their true labels (the others carry
@@ -273,16 +297,10 @@ class SPMLDataset(MultiLabelDataset):
             keep, full_rows, eval_note = self._val_rows(
                 images, keep, prefix, partial)
         eval_partial = not training and not full_rows.all()
-        where = (f'{type(self).__name__} ({self.data_root}, official '
-                 f'{official} split)')
-        problems = label_problems(
+        self._raise_label_problems(
             where, images, labels, keep,
-            observed if observed_used or eval_partial else None,
+            observed if observed_used or eval_partial else None, prefix,
             self.single_positive and training)
-        if problems:
-            raise DatasetError(
-                f'{type(self).__name__} {self.split} split', problems,
-                [osp.join(prefix, str(images[i])) for i in keep])
         if training:
             keep = self._without_positive_left_out(images, labels, keep)
         if len(keep) == 0:
@@ -378,6 +396,19 @@ class SPMLDataset(MultiLabelDataset):
                 f'{type(self).__name__}: val_full_subset must name one '
                 'validation image per entry: ' + '; '.join(problems[:10]))
         return chosen
+
+    def _raise_label_problems(self, where: str, images: np.ndarray,
+                              labels: np.ndarray, rows: np.ndarray,
+                              observed: Optional[np.ndarray], prefix: str,
+                              single_positive: bool) -> None:
+        """Raise :class:`DatasetError` listing every label problem of
+        ``rows`` with its row and image."""
+        problems = label_problems(where, images, labels, rows, observed,
+                                  single_positive)
+        if problems:
+            raise DatasetError(
+                f'{type(self).__name__} {self.split} split', problems,
+                [osp.join(prefix, str(images[i])) for i in rows])
 
     def _without_positive_left_out(self, images: np.ndarray,
                                    labels: np.ndarray,

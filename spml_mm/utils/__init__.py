@@ -1,16 +1,23 @@
 from .atomic_backend import AtomicLocalBackend, write_atomically
-from .checkpoint import (UnsafeCheckpointError, find_last_checkpoint,
-                         load_checkpoint_safely)
+from .checkpoint import (DamagedCheckpointError, UnsafeCheckpointError,
+                         find_last_checkpoint, load_checkpoint_safely,
+                         newest_intact_checkpoint)
+from .checkpoint_fit import (CheckpointMismatchError, check_checkpoint_fits,
+                             checkpoint_differences, model_signature)
 from .device import to_device
 from .dist import (DistributedTimeoutError, destroy_distributed,
                    explain_distributed_timeout, setup_cpu_distributed)
 from .launch import (apply_launch_args, drop_disabled_hooks, parse_launch_args,
                      run_runner)
+from .work_dir import WorkDirInUseError, check_train_schedule, claim_work_dir
 
 __all__ = [
-    'AtomicLocalBackend', 'DistributedTimeoutError', 'UnsafeCheckpointError',
-    'apply_launch_args', 'destroy_distributed', 'drop_disabled_hooks',
-    'explain_distributed_timeout', 'find_last_checkpoint',
-    'load_checkpoint_safely', 'parse_launch_args', 'run_runner',
+    'AtomicLocalBackend', 'CheckpointMismatchError', 'DamagedCheckpointError',
+    'DistributedTimeoutError', 'UnsafeCheckpointError', 'WorkDirInUseError',
+    'apply_launch_args', 'check_checkpoint_fits', 'check_train_schedule',
+    'checkpoint_differences', 'claim_work_dir', 'destroy_distributed',
+    'drop_disabled_hooks', 'explain_distributed_timeout',
+    'find_last_checkpoint', 'load_checkpoint_safely', 'model_signature',
+    'newest_intact_checkpoint', 'parse_launch_args', 'run_runner',
     'setup_cpu_distributed', 'to_device', 'write_atomically'
 ]

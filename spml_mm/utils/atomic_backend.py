@@ -6,7 +6,7 @@ from typing import Union
 from mmengine.fileio import LocalBackend, register_backend
 
 #: Marks the temporary file a write goes to before it is renamed.
-PARTIAL_SUFFIX = '.partial'
+PARTIAL_SUFFIX = '.spml.partial'
 
 
 def fsync_dir(dirname: str) -> None:
@@ -24,7 +24,7 @@ def fsync_dir(dirname: str) -> None:
 def write_atomically(data: Union[bytes, str], filepath: str) -> None:
     """Write ``data`` to ``filepath`` so that a reader sees old or new, whole.
 
-    The bytes go to ``<filepath>.partial`` in the same folder, which is
+    The bytes go to ``<filepath>.spml.partial`` in the same folder, which is
     flushed and fsynced, then renamed over ``filepath`` (an atomic
     replacement on POSIX and Windows) and the folder is fsynced. A kill or an
     I/O error (``ENOSPC``, ``EIO``) at any point leaves the previous

@@ -1,3 +1,4 @@
+import glob
 import os.path as osp
 import pickle
 import re
@@ -11,6 +12,59 @@ class UnsafeCheckpointError(pickle.UnpicklingError):
     """A checkpoint holds a pickled object outside the safe allowlist."""
 
 
+class DamagedCheckpointError(RuntimeError):
+    """A checkpoint file is truncated, empty or otherwise unreadable."""
+
+
+def newest_intact_checkpoint(folder: str,
+                             exclude: Optional[str] = None) -> Optional[str]:
+    """The most recently written ``*.pth`` file in ``folder`` that loads.
+
+    Each candidate is opened memory-mapped (its zip directory and pickled
+    structure are read, not its tensors), newest first.
+
+    Args:
+        folder (str): Where to look.
+        exclude (str, optional): A path to skip (the damaged file).
+
+    Returns:
+        str | None: The path, or None when no checkpoint there loads.
+    """
+    exclude = osp.realpath(exclude) if exclude else None
+    paths = [
+        p for p in glob.glob(osp.join(glob.escape(folder), '*.pth'))
+        if osp.realpath(p) != exclude
+    ]
+    for path in sorted(paths, key=osp.getmtime, reverse=True):
+        try:
+            torch.load(path, map_location='cpu', weights_only=True,
+                       mmap=True)
+        except Exception:
+            continue
+        return path
+    return None
+
+
+def _damaged(filename: str, err: BaseException) -> DamagedCheckpointError:
+    """The error for a checkpoint that cannot be read, naming the newest
+    intact checkpoint beside it and how to use it."""
+    reason = str(err).split('. ')[0] or type(err).__name__
+    size = osp.getsize(filename)
+    message = (f'checkpoint {filename} is damaged ({size} bytes, '
+               f'{"empty" if size == 0 else "truncated or corrupt"}: '
+               f'{reason}); it cannot be loaded. ')
+    intact = newest_intact_checkpoint(osp.dirname(filename) or '.', filename)
+    if intact is None:
+        return DamagedCheckpointError(
+            message + 'No intact checkpoint is beside it; start the run '
+            'again without --resume.')
+    return DamagedCheckpointError(
+        message + f'The newest intact checkpoint beside it is {intact}: '
+        f'resume from it with `python tools/train.py CONFIG --resume '
+        f'{intact}`, or test it with `python tools/test.py CONFIG '
+        f'{intact}`.')
+
+
 def load_checkpoint_safely(filename: str, map_location=None) -> dict:
     """``torch.load`` with ``weights_only=True`` and a clear refusal.
 
@@ -19,6 +73,10 @@ def load_checkpoint_safely(filename: str, map_location=None) -> dict:
     unpickled; checkpoints written with :class:`SafeCheckpointHook` need
     nothing more. Any other pickled object is refused, because unpickling it
     could run arbitrary code.
+
+    A truncated, empty or corrupt file raises
+    :class:`DamagedCheckpointError` naming it and the newest intact
+    checkpoint in its folder, with the commands that use that one.
 
     Args:
         filename (str): Local checkpoint path.
@@ -35,15 +93,22 @@ def load_checkpoint_safely(filename: str, map_location=None) -> dict:
             filename, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as err:
         found = re.search(r'GLOBAL (\S+)', str(err))
-        name = found.group(1) if found else 'an object'
+        if found is None:
+            raise _damaged(filename, err) from None
         raise UnsafeCheckpointError(
             f'refusing to load {filename}: it contains the pickled object '
-            f'{name}, which is not on the safe list (tensors, builtin types, '
-            'types registered with torch.serialization.add_safe_globals). '
+            f'{found.group(1)}, which is not on the safe list (tensors, '
+            'builtin types, types registered with '
+            'torch.serialization.add_safe_globals). '
             'Unpickling it could run arbitrary code. Checkpoints saved with '
             "spml_mm's SafeCheckpointHook load safely; if you trust this "
             'file, load it once with torch.load(..., weights_only=False) and '
             're-save its state_dict.') from None
+    except (EOFError, RuntimeError) as err:
+        # torch's zip reader reports a truncated file as a RuntimeError
+        if isinstance(err, RuntimeError) and 'zip archive' not in str(err):
+            raise
+        raise _damaged(filename, err) from None
 
 
 # MMEngine's extension point for loading local files (an empty prefix).

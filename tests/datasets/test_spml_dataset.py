@@ -152,3 +152,42 @@ def test_demo_dataset(tiny_demo):
     assert labels.shape == (160, 10)
     assert 1 <= labels.sum(1).min() and labels.sum(1).max() <= 4
     assert osp.isfile(train.get_data_info(0)['img_path'])
+
+
+@pytest.mark.parametrize('value', [0.5, float('nan')])
+@pytest.mark.parametrize('split', ['train', 'val'])
+def test_training_label_errors_name_the_row(tmp_path, matrices, value,
+                                            split):
+    """A bad value in the official train split (observations drawn by the
+    loader) is reported with its row and image, as in the test split."""
+    train_labels, val_labels = matrices
+    train_labels = train_labels.copy()
+    row = split_train_val(20)[0][3]
+    train_labels[row, 1] = value
+    write_interchange(str(tmp_path), train_labels, val_labels)
+    with pytest.raises(ValueError) as err:
+        SPMLDataset(str(tmp_path), split=split)
+    assert f'row {row} (train_{row}.png): labels hold' in str(err.value)
+    assert str(tmp_path) in str(err.value)
+
+
+def test_image_list_saved_as_object_array_names_the_file(tmp_path,
+                                                          matrices):
+    write_interchange(str(tmp_path), *matrices)
+    path = tmp_path / 'formatted_val_images.npy'
+    np.save(path, np.array([f'val_{i}.png' for i in range(6)], dtype=object),
+            allow_pickle=True)
+    with pytest.raises(ValueError) as err:
+        SPMLDataset(str(tmp_path), split='test')
+    assert str(path) in str(err.value)
+    assert 'object array' in str(err.value)
+    assert "dtype=str" in str(err.value)
+
+
+def test_truncated_label_file_names_the_file(tmp_path, matrices):
+    write_interchange(str(tmp_path), *matrices)
+    path = tmp_path / 'formatted_val_labels.npy'
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])
+    with pytest.raises(ValueError, match=f'{path}: cannot be read'):
+        SPMLDataset(str(tmp_path), split='test')

@@ -1,6 +1,6 @@
-"""SPMLDatasetCheckHook checks the training labels that the head no longer
-checks on the device: every problem, with sample and path, before the first
-iteration."""
+"""SPMLDatasetCheckHook, before the first iteration: the training labels
+that the head no longer checks on the device (every problem, with sample and
+path), and settings that cannot fit the classes."""
 from types import SimpleNamespace
 
 import pytest
@@ -10,6 +10,7 @@ from mmpretrain.registry import MODELS
 import spml_mm  # noqa: F401
 from spml_mm.datasets.validation import DatasetError
 from spml_mm.engine.hooks import SPMLDatasetCheckHook
+from spml_mm.models.losses import ANLoss, EPRLoss, ROLELoss
 
 
 class Infos(BaseDataset):
@@ -61,3 +62,25 @@ def test_clean_labels_and_stock_heads_pass():
     # none: not the SPML head's rules
     hook.before_train(runner([dict(gt_label=[])],
                              head='MultiLabelLinearClsHead'))
+
+
+def runner_with(loss, num_classes=10):
+    dataset = SimpleNamespace(metainfo=dict(
+        classes=[f'c{k}' for k in range(num_classes)]))
+    head = SimpleNamespace(num_classes=num_classes, loss_module=loss)
+    return SimpleNamespace(model=SimpleNamespace(head=head),
+                           test_dataloader=SimpleNamespace(dataset=dataset),
+                           train_dataloader=SimpleNamespace(dataset=dataset),
+                           val_loop=None)
+
+
+@pytest.mark.parametrize('loss', [EPRLoss, ROLELoss])
+def test_more_expected_positives_than_classes_is_refused(loss):
+    runner = runner_with(loss(expected_positives=12.), num_classes=10)
+    with pytest.raises(ValueError,
+                       match=r'model.head.loss.expected_positives=12.0 \(k\) '
+                       r'exceeds model.head.num_classes=10'):
+        SPMLDatasetCheckHook(check_images='none').before_train(runner)
+    hook = SPMLDatasetCheckHook(check_images='none')
+    hook.before_train(runner_with(loss(expected_positives=10.), 10))
+    hook.before_test(runner_with(ANLoss()))

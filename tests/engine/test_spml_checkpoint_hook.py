@@ -13,10 +13,11 @@ from unittest import mock
 import pytest
 import torch
 
-from spml_mm.utils import (find_last_checkpoint, load_checkpoint_safely,
+from spml_mm.utils import (CheckpointMismatchError, find_last_checkpoint,
+                           load_checkpoint_safely, model_signature,
                            write_atomically)
 from tests.conftest import PYTHON, REPO
-from tests.engine.toy_runner import make_runner
+from tests.engine.toy_runner import ToyScore, make_runner
 
 CHECKPOINT_NAMES = ('.pth', '.partial', 'last_checkpoint')
 
@@ -62,9 +63,9 @@ def assert_resumable(work):
 
 
 # Epoch 2 writes: epoch_2.pth, last_checkpoint, best_toy_score_epoch_2.pth,
-# epoch_2.pth again (with the new best in its message hub), last_checkpoint;
-# epoch 1 wrote the same five files before.
-@pytest.mark.parametrize('failing_write', [6, 7, 8, 9, 10])
+# epoch_2.pth again (with the new best in its message hub), last_checkpoint,
+# last_validated; epoch 1 wrote the same six files before.
+@pytest.mark.parametrize('failing_write', [7, 8, 9, 10, 11, 12])
 def test_a_failed_write_leaves_the_last_good_checkpoint(tmp_path,
                                                         failing_write):
     work = str(tmp_path)
@@ -74,7 +75,7 @@ def test_a_failed_write_leaves_the_last_good_checkpoint(tmp_path,
             runner.train()
     ckpt = assert_resumable(work)
     # the checkpoint it names is the newest one completely written
-    assert ckpt['meta']['epoch'] == (1 if failing_write <= 7 else 2)
+    assert ckpt['meta']['epoch'] == (1 if failing_write <= 8 else 2)
     resumed = make_runner(work, max_epochs=3, resume=True,
                           name=f'resume{failing_write}')
     resumed.train()
@@ -218,3 +219,127 @@ def test_a_best_metric_that_validation_lacks_is_named():
                        r", which the validation metrics \['spml/mAP_"
                        r"observed'\] lack\."):
         hook._save_best_checkpoint(None, {'spml/mAP_observed': 50.})
+
+
+def test_checkpoints_record_what_they_fit(tmp_path):
+    work = str(tmp_path)
+    runner = make_runner(work, max_epochs=1, name='sig')
+    runner.train()
+    for name in ('epoch_1.pth', 'best_toy_score_epoch_1.pth'):
+        meta = load_checkpoint_safely(osp.join(work, name))['meta']
+        assert meta['spml_model'] == model_signature(runner.model)
+
+
+def test_resume_of_a_checkpoint_that_does_not_fit_is_refused(tmp_path):
+    first = str(tmp_path / 'first')
+    make_runner(first, max_epochs=1, name='fit1').train()
+    ckpt = osp.join(first, 'epoch_1.pth')
+    runner = make_runner(str(tmp_path / 'other'), max_epochs=2, bulk=3,
+                         resume=True, load_from=ckpt, name='fit2')
+    with pytest.raises(CheckpointMismatchError) as err:
+        runner.train()
+    assert f'checkpoint {ckpt} does not fit' in str(err.value)
+    assert 'bulk is (0,) in the checkpoint, (3,) in the model' in str(
+        err.value)
+    # fine-tuning from other weights (load_from without resume) is not
+    # checked: MMEngine loads what matches
+    make_runner(str(tmp_path / 'tune'), max_epochs=1, bulk=3,
+                load_from=ckpt, name='fit3').train()
+
+
+def test_runner_test_refuses_a_checkpoint_that_does_not_fit(tmp_path):
+    work = str(tmp_path)
+    make_runner(work, max_epochs=1, name='fit_test1').train()
+    ckpt = osp.join(work, 'epoch_1.pth')
+
+    def tester(bulk, name, strict=True):
+        runner = make_runner(work, bulk=bulk, load_from=ckpt, name=name)
+        runner._test_dataloader = runner._val_dataloader
+        runner._test_evaluator = runner._val_evaluator
+        runner._test_loop = dict()
+        runner.cfg['load_strict'] = strict
+        return runner
+
+    with pytest.raises(CheckpointMismatchError, match='bulk is'):
+        tester(2, 'fit_test2').test()
+    # the documented override loads the matching weights, with a warning
+    metrics = tester(2, 'fit_test3', strict=False).test()
+    assert metrics['toy/score'] == tester(0, 'fit_test4').test()[
+        'toy/score']
+
+
+class StopInValidation(ToyScore):
+    """Interrupts the validation of epoch ``at``."""
+
+    def __init__(self, at):
+        super().__init__()
+        self.at, self.calls = at, 0
+
+    def compute_metrics(self, results):
+        self.calls += 1
+        if self.calls == self.at:
+            raise KeyboardInterrupt
+        return super().compute_metrics(results)
+
+
+@pytest.mark.parametrize('max_epochs', [2, 3])
+def test_an_interrupted_validation_is_run_when_resumed(tmp_path, max_epochs):
+    """A kill during epoch 2's validation (the last one, or not): the resumed
+    run validates epoch 2 and saves its best checkpoint."""
+    work = str(tmp_path)
+    runner = make_runner(work, max_epochs=2, name=f'val{max_epochs}')
+    runner._val_evaluator = [StopInValidation(at=2)]
+    with pytest.raises(KeyboardInterrupt):
+        runner.train()
+    assert sorted(f for f in os.listdir(work) if f.endswith('.pth')) == [
+        'best_toy_score_epoch_1.pth', 'epoch_2.pth']
+    resumed = make_runner(work, max_epochs=max_epochs, resume=True,
+                          name=f'val{max_epochs}r')
+    counter = StopInValidation(at=0)
+    resumed._val_evaluator = [counter]
+    resumed.train()
+    assert counter.calls == max_epochs - 1
+    assert resumed.message_hub.get_info('best_ckpt') == osp.join(
+        work, f'best_toy_score_epoch_{max_epochs}.pth')
+    assert osp.isfile(osp.join(work, f'best_toy_score_epoch_{max_epochs}.pth'))
+    assert not osp.isfile(osp.join(work, 'best_toy_score_epoch_1.pth'))
+    # recorded: the epoch's checkpoint names the new best, and
+    # last_validated names the last checkpoint
+    assert open(osp.join(work, 'last_validated')).read() == \
+        f'epoch_{max_epochs}.pth'
+    ckpt = load_checkpoint_safely(osp.join(work, f'epoch_{max_epochs}.pth'))
+    assert ckpt['message_hub']['runtime_info']['best_ckpt'] == osp.join(
+        work, f'best_toy_score_epoch_{max_epochs}.pth')
+
+
+def test_an_interrupted_best_checkpoint_save_is_redone(tmp_path):
+    work = str(tmp_path)
+    runner = make_runner(work, max_epochs=2, name='bestfail')
+    with mock.patch('builtins.open', FailingOpen(8)):
+        with pytest.raises(OSError, match='No space left'):
+            runner.train()
+    assert not osp.isfile(osp.join(work, 'best_toy_score_epoch_2.pth'))
+    make_runner(work, max_epochs=2, resume=True, name='bestfail2').train()
+    assert osp.isfile(osp.join(work, 'best_toy_score_epoch_2.pth'))
+    assert load_checkpoint_safely(find_last_checkpoint(work))['meta'][
+        'spml_validated']
+
+
+def test_a_finished_validation_is_not_repeated(tmp_path):
+    work = str(tmp_path)
+    make_runner(work, max_epochs=1, name='once1').train()
+    assert open(osp.join(work, 'last_validated')).read() == 'epoch_1.pth'
+    resumed = make_runner(work, max_epochs=2, resume=True, name='once2')
+    counter = StopInValidation(at=0)
+    resumed._val_evaluator = [counter]
+    resumed.train()
+    assert counter.calls == 1  # epoch 2 only
+
+
+def test_only_the_plugins_partial_files_are_removed(tmp_path):
+    work = str(tmp_path)
+    for name in ('download.partial', 'epoch_1.pth.spml.partial'):
+        open(osp.join(work, name), 'w').close()
+    make_runner(work, max_epochs=1, name='partials').train()
+    assert osp.isfile(osp.join(work, 'download.partial'))
+    assert not osp.isfile(osp.join(work, 'epoch_1.pth.spml.partial'))

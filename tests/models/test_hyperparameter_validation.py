@@ -13,9 +13,11 @@ from spml_mm.engine.hooks import SPMLDivergenceGuardHook
 from spml_mm.models.losses.an_loss import ANLoss
 from spml_mm.models.losses.consistency import ViewConsistency
 from spml_mm.models.losses.em_loss import EMLoss
+from spml_mm.models.losses.epr_loss import EPRLoss
 from spml_mm.models.losses.gr_loss import GRLoss
 from spml_mm.models.losses.lasd_loss import LASDLoss
 from spml_mm.models.losses.opml_loss import OPMLLoss
+from spml_mm.models.losses.role_loss import ROLELoss
 
 NAN, INF = math.nan, math.inf
 
@@ -41,6 +43,11 @@ NAN, INF = math.nan, math.inf
     (lambda v: OPMLLoss(rank_delta=v),
      r'rank_delta \(delta\) must be > 0'),
     (lambda v: OPMLLoss(gamma=v), 'gamma must be >= 0'),
+    (lambda v: EPRLoss(expected_positives=v),
+     r'expected_positives \(k\) must be a finite number > 0'),
+    (lambda v: ROLELoss(expected_positives=v),
+     r'expected_positives \(k\) must be a finite number > 0'),
+    (lambda v: ANLoss(label_smoothing=v), r'label_smoothing must be in'),
 ])
 @pytest.mark.parametrize('value', [NAN, INF, -INF])
 def test_non_finite_hyperparameters_are_refused(build, message, value):
@@ -61,3 +68,12 @@ def test_non_finite_learning_rate_is_refused_before_training(lr):
                        match=rf'optimizer learning rate lr={lr} \(param '
                        r'group 0\) must be a finite number >= 0'):
         SPMLDivergenceGuardHook().before_train(runner)
+
+
+@pytest.mark.parametrize('build', [
+    lambda: ANLoss(label_smoothing='0.1'),
+    lambda: EPRLoss(expected_positives='2'),
+])
+def test_a_string_is_refused_with_a_message(build):
+    with pytest.raises(ValueError, match="got '"):
+        build()

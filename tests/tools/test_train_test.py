@@ -6,6 +6,7 @@ import os
 import os.path as osp
 import re
 import socket
+import subprocess
 
 import pytest
 import torch
@@ -166,3 +167,48 @@ def test_reliability_hooks_leave_single_process_results_unchanged(
                                atol=0)
     torch.testing.assert_close(b['optimizer']['state'],
                                a['optimizer']['state'], rtol=0, atol=0)
+
+
+def run_failing(args):
+    """Run a tool that must fail; its output."""
+    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    return proc.stdout + proc.stderr
+
+
+def test_misuse_is_refused_with_what_to_do(tiny_demo, tmp_path):
+    """A checkpoint of another architecture in tools/test.py, a new run over
+    an earlier run's checkpoints, a damaged checkpoint and max_epochs=0 are
+    refused with a message saying what differs or what to do."""
+    work = str(tmp_path / 'run')
+    options = tiny_options(tiny_demo, 1)
+    run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', work,
+              '--no-validate'] + options)
+    ckpt = osp.join(work, 'epoch_1.pth')
+    # a VGG-11 checkpoint under a VGG-13 config
+    vgg13 = ['model.backbone.depth=13']
+    out = run_failing([PYTHON, 'tools/test.py', CONFIG, ckpt] + options +
+                      vgg13)
+    assert f'CheckpointMismatchError: checkpoint {ckpt} does not fit' in out
+    assert 'weights of the model are not in the checkpoint' in out
+    assert 'Epoch(test)' not in out
+    out = run_tool([PYTHON, 'tools/test.py', CONFIG, ckpt] + options +
+                   vgg13 + ['load_strict=False'])
+    assert 'load_strict=False: ' in out and 'Epoch(test)' in out
+    # a second run in the same work dir without --resume
+    out = run_failing([PYTHON, 'tools/train.py', CONFIG, '--work-dir', work]
+                      + options)
+    assert f'WorkDirInUseError: {work} holds the checkpoints of an ' \
+        'earlier run (last_checkpoint, epoch_1.pth)' in out
+    # a truncated checkpoint, with the intact one beside it
+    damaged = osp.join(work, 'epoch_2.pth')
+    with open(ckpt, 'rb') as f, open(damaged, 'wb') as g:
+        g.write(f.read()[:1000])
+    out = run_failing([PYTHON, 'tools/test.py', CONFIG, damaged] + options)
+    assert f'checkpoint {damaged} is damaged' in out
+    assert f'tools/train.py CONFIG --resume {ckpt}' in out
+    out = run_failing([PYTHON, 'tools/train.py', CONFIG, '--work-dir',
+                       str(tmp_path / 'zero')] + options +
+                      ['train_cfg.max_epochs=0'])
+    assert 'train_cfg.max_epochs=0: it must be an integer >= 1' in out

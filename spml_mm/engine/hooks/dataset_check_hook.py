@@ -16,11 +16,14 @@ class SPMLDatasetCheckHook(Hook):
 
     Compares the head's ``num_classes`` with the classes of every dataset the
     run uses, so a mismatch names both numbers instead of surfacing later as
-    an indexing error; checks the label indices of every training sample as
+    an indexing error, and with the loss's expected number of positives per
+    image (EPR's and ROLE's ``expected_positives``), which cannot exceed it;
+    checks the label indices of every training sample as
     :class:`SPMLLinearClsHead` reads them (in ``[0, num_classes)``, a
     positive per sample, no class both positive and negative: the head
-    builds its targets on the device and does not check them); then checks every image file of those
-    datasets and reports every missing, unreadable or empty one (and, with
+    builds its targets on the device and does not check them); then checks
+    every image file of those datasets and reports every missing, unreadable
+    or empty one (and, with
     ``check_images='decode'``, every one that does not decode) with its
     sample index and path, instead of failing mid-epoch.
 
@@ -51,6 +54,14 @@ class SPMLDatasetCheckHook(Hook):
         dataset = getattr(loader, 'dataset', None)
         split = loader_name.replace('_dataloader', '')
         classes = (getattr(dataset, 'metainfo', None) or {}).get('classes')
+        k = getattr(getattr(head, 'loss_module', None), 'expected_positives',
+                    None)
+        if num_classes is not None and k is not None and k > num_classes:
+            raise ValueError(
+                f'model.head.loss.expected_positives={k} (k) exceeds '
+                f'model.head.num_classes={num_classes}: an image cannot have '
+                'more positive labels than there are classes; set k to the '
+                "dataset's mean number of positives per image.")
         if num_classes is not None and classes is not None and len(
                 classes) != num_classes:
             raise ValueError(

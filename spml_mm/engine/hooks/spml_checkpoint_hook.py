@@ -3,19 +3,38 @@ import os
 import os.path as osp
 from typing import Dict, Optional
 
-from mmengine.dist import is_main_process
+from mmengine.dist import broadcast_object_list, get_world_size, \
+    is_main_process
 from mmengine.hooks import CheckpointHook
+from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper
+from mmengine.runner import BaseLoop, EpochBasedTrainLoop
 from mmengine.utils import apply_to
 from mmpretrain.registry import HOOKS
 
 from spml_mm.evaluation import selection_score
 from spml_mm.utils import find_last_checkpoint, write_atomically
 from spml_mm.utils.atomic_backend import PARTIAL_SUFFIX
+from spml_mm.utils.checkpoint_fit import (SIGNATURE_KEY,
+                                          check_checkpoint_fits,
+                                          checkpoint_differences,
+                                          model_signature)
+
+#: Names, in the checkpoints' folder, the last checkpoint whose epoch was
+#: validated (and its best checkpoint saved).
+VALIDATED_RECORD = 'last_validated'
+#: ``meta`` key of the checkpoints written after their epoch's validation
+#: (the best one, and the epoch's one saved again with it).
+VALIDATED_KEY = 'spml_validated'
 
 
 def _to_cpu(state):
     return apply_to(state, lambda x: hasattr(x, 'cpu'), lambda x: x.cpu())
+
+
+def _model(runner):
+    model = runner.model
+    return model.module if is_model_wrapper(model) else model
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -30,7 +49,7 @@ class SPMLCheckpointHook(CheckpointHook):
     Differences from :class:`mmengine.hooks.CheckpointHook` (every argument of
     which it takes):
 
-    - Each file is written to ``<name>.partial``, fsynced and renamed over
+    - Each file is written to ``<name>.spml.partial``, fsynced and renamed over
       its name (``spml_atomic_local`` file backend), and only then are older
       checkpoints (``max_keep_ckpts``) and the previous best one removed. A
       kill or an I/O error (``ENOSPC``) at any moment leaves the previous
@@ -40,7 +59,24 @@ class SPMLCheckpointHook(CheckpointHook):
       written by MMEngine are read too).
     - Only files inside this run's ``out_dir`` are ever removed: resuming
       from another run's checkpoint (whose message hub names that run's best
-      checkpoint) leaves that run untouched.
+      checkpoint) leaves that run untouched. At start-up only its own
+      leftover ``*.spml.partial`` files are removed.
+    - Every checkpoint records in ``meta['spml_model']`` what it fits (a
+      hash of the weights' names and shapes, the head's ``num_classes``,
+      the method: loss and label bank types, the plugin version). Before
+      ``--resume`` or ``tools/test.py`` uses a checkpoint, its weights
+      (names, shapes), classes and, when resuming, method are compared with
+      the model's; any difference stops the run with a list of what
+      differs. ``load_strict=False`` (a top-level config key,
+      ``--cfg-options load_strict=False``) loads it anyway with a warning.
+      Loading ``load_from`` weights to fine-tune is not checked.
+    - The end of an epoch is resumable: after its validation and best
+      checkpoint, ``last_validated`` names the epoch's checkpoint. A run
+      resumed from a checkpoint whose epoch was due a validation that never
+      finished (a kill during it or during the best checkpoint's save)
+      validates that epoch first, also when it was the last one (a
+      checkpoint saved with the best one, ``meta['spml_validated']``, is
+      known to be validated).
     - The best checkpoint carries the optimizer and parameter-scheduler
       state, so ``--resume`` from it continues exactly. Resuming from a
       checkpoint without that state stops with a message naming what it
@@ -81,6 +117,7 @@ class SPMLCheckpointHook(CheckpointHook):
         self.best_resume_state = best_resume_state
         self.resume_weights_only = resume_weights_only
         self._saving_best = False
+        self._resumed_validated = False
 
     # ------------------------------------------------------------- resuming
     def before_run(self, runner) -> None:
@@ -92,8 +129,11 @@ class SPMLCheckpointHook(CheckpointHook):
                 runner._load_from = path
 
     def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
+        self._check_fit(runner, checkpoint)
         if not runner._resume:
             return
+        self._resumed_validated = bool(
+            (checkpoint.get('meta') or {}).get(VALIDATED_KEY))
         needed = ['optimizer']
         if runner.param_schedulers:
             needed.append('param_schedulers')
@@ -116,10 +156,68 @@ class SPMLCheckpointHook(CheckpointHook):
                 f'optimizer, pass --resume-weights-only {runner._load_from} '
                 '(default_hooks.checkpoint.resume_weights_only=True).')
 
+    def _check_fit(self, runner, checkpoint: dict) -> None:
+        """Refuse a checkpoint to resume or to test that does not fit."""
+        evaluating = not isinstance(runner._train_loop, BaseLoop)
+        if not (runner._resume or evaluating):
+            return  # load_from: fine-tuning from other weights
+        model, name = _model(runner), runner._load_from
+        if runner.cfg.get('load_strict', True):
+            check_checkpoint_fits(checkpoint, model, name, runner._resume)
+        else:
+            for line in checkpoint_differences(checkpoint, model,
+                                               runner._resume):
+                runner.logger.warning(
+                    f'load_strict=False: {name} differs: {line}')
+        recorded = (checkpoint.get('meta') or {}).get(SIGNATURE_KEY) or {}
+        method = model_signature(model)['method']
+        if evaluating and recorded.get('method') not in (None, method):
+            runner.logger.warning(
+                f'{name} was trained with {recorded["method"]}, the config '
+                f'uses {method}: its weights are scored as they are.')
+
+    def _validation_pending(self, runner) -> bool:
+        """The resumed checkpoint's epoch was due a validation that did not
+        finish."""
+        loop = runner.train_loop
+        if not (runner._resume and runner._has_loaded and self.by_epoch
+                and isinstance(loop, EpochBasedTrainLoop)
+                and runner._val_loop is not None and loop.epoch > 0):
+            return False
+        due = loop.epoch >= loop.val_begin and (
+            loop.epoch % loop.val_interval == 0
+            or loop.epoch == loop.max_epochs)
+        if not due or self._resumed_validated or '://' in str(
+                runner._load_from):
+            return False
+        record = osp.join(osp.dirname(runner._load_from), VALIDATED_RECORD)
+        if not osp.isfile(record):
+            return True
+        with open(record) as f:
+            return f.read().strip() != osp.basename(runner._load_from)
+
     def before_train(self, runner) -> None:
         super().before_train(runner)
-        if not self._is_local():
-            return
+        if self._is_local():
+            self._own_files(runner)
+        pending = [self._validation_pending(runner)]
+        if get_world_size() > 1:
+            broadcast_object_list(pending)
+        if pending[0]:
+            runner.logger.info(
+                f'The validation of epoch {runner.train_loop.epoch} did not '
+                f'finish before {runner._load_from} was resumed: validating '
+                'it now.')
+            runner.val_loop.run()
+
+    def _own_files(self, runner) -> None:
+        """Track the resumed run's files in this run's folder only; remove
+        the plugin's leftover partial files there."""
+        # MMEngine forgets the last checkpoint of a resumed run: without it a
+        # new best would not be saved into the epoch's checkpoint again
+        if (runner._resume and runner._has_loaded and self.last_ckpt is None
+                and _inside(runner._load_from, self.out_dir)):
+            self.last_ckpt = runner._load_from
         # the message hub of a resumed checkpoint names its own run's best
         # checkpoint: keep tracking it only if it is in this run's folder
         for key, path in self._best_paths().items():
@@ -136,7 +234,17 @@ class SPMLCheckpointHook(CheckpointHook):
         if is_main_process():
             for partial in glob.glob(
                     osp.join(glob.escape(self.out_dir), '*' + PARTIAL_SUFFIX)):
+                runner.logger.info(
+                    f'Removing {partial}, left by an interrupted write.')
                 os.remove(partial)
+
+    def after_val_epoch(self, runner, metrics) -> None:
+        super().after_val_epoch(runner, metrics)
+        if (self.by_epoch and self.last_ckpt is not None
+                and self._is_local() and is_main_process()):
+            write_atomically(
+                osp.basename(self.last_ckpt),
+                osp.join(self.out_dir, VALIDATED_RECORD))
 
     # -------------------------------------------------------------- saving
     def _save_checkpoint_with_step(self, runner, step, meta) -> None:
@@ -200,7 +308,12 @@ class SPMLCheckpointHook(CheckpointHook):
                     f'The previous best checkpoint {path} is removed')
 
     def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
-        if not (self._saving_best and self.best_resume_state):
+        meta = checkpoint.setdefault('meta', {})
+        meta[SIGNATURE_KEY] = model_signature(_model(runner))
+        if not self._saving_best:
+            return
+        meta[VALIDATED_KEY] = True
+        if not self.best_resume_state:
             return
         if isinstance(runner.optim_wrapper, OptimWrapper):
             checkpoint['optimizer'] = _to_cpu(

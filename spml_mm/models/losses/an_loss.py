@@ -69,9 +69,10 @@ class ANLoss(nn.Module):
                  label_smoothing: float = 0.,
                  unobserved_weight: Union[float, str] = 1.):
         super().__init__()
-        if not 0 <= label_smoothing < 0.5:
+        if not (isinstance(label_smoothing, (int, float))
+                and 0 <= label_smoothing < 0.5):
             raise ValueError('label_smoothing must be in [0, 0.5), got '
-                             f'{label_smoothing}')
+                             f'{label_smoothing!r}')
         if unobserved_weight != 'wan' and not (
                 isinstance(unobserved_weight, (int, float))
                 and 0 <= unobserved_weight < float('inf')):

@@ -72,6 +72,16 @@ def epr_value_and_grad(z: torch.Tensor, s: torch.Tensor,
 epr_loss = differentiable(epr_value_and_grad)
 
 
+def checked_expected_positives(k: float) -> float:
+    """``k`` as a float, refused unless it is a finite number > 0. That it
+    does not exceed the number of classes is checked where both are known
+    (``SPMLDatasetCheckHook``)."""
+    if not (isinstance(k, (int, float)) and 0 < k < float('inf')):
+        raise ValueError('expected_positives (k) must be a finite number > 0,'
+                         f' got {k!r}')
+    return float(k)
+
+
 @MODELS.register_module()
 class EPRLoss(nn.Module):
     """Expected positive regularization (EPR) of Cole et al. (CVPR 2021).
@@ -94,11 +104,8 @@ class EPRLoss(nn.Module):
 
     def __init__(self, expected_positives: float):
         super().__init__()
-        if not isinstance(expected_positives,
-                          (int, float)) or expected_positives <= 0:
-            raise ValueError('expected_positives (k) must be a number > 0, '
-                             f'got {expected_positives!r}')
-        self.expected_positives = float(expected_positives)
+        self.expected_positives = checked_expected_positives(
+            expected_positives)
 
     def forward(self,
                 cls_score: torch.Tensor,

@@ -5,7 +5,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
-from .epr_loss import expected_positives_penalty
+from .epr_loss import checked_expected_positives, expected_positives_penalty
 from .value_and_grad import differentiable
 
 
@@ -89,11 +89,8 @@ class ROLELoss(nn.Module):
 
     def __init__(self, expected_positives: float):
         super().__init__()
-        if not isinstance(expected_positives,
-                          (int, float)) or expected_positives <= 0:
-            raise ValueError('expected_positives (k) must be a number > 0, '
-                             f'got {expected_positives!r}')
-        self.expected_positives = float(expected_positives)
+        self.expected_positives = checked_expected_positives(
+            expected_positives)
 
     def forward(self,
                 cls_score: torch.Tensor,
