@@ -25,6 +25,7 @@ import json
 import os
 import os.path as osp
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -230,11 +231,15 @@ def select_options(config, key):
 
 
 def train_and_test(config, work_dir, seed, options):
-    """Train one configuration and return its test mAP and training time."""
+    """Train one configuration and return its test mAP and training time.
+    A run an interrupted invocation left in ``work_dir`` is resumed (the
+    training tool refuses a new run over an earlier run's checkpoints)."""
     opts = ['--cfg-options', f'randomness.seed={seed}', *options]
+    resume = ['--resume'] if osp.isfile(
+        osp.join(work_dir, 'last_checkpoint')) else []
     start = time.time()
     run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
-         *opts])
+         *resume, *opts])
     seconds = time.time() - start
     best = sorted(glob.glob(osp.join(work_dir, 'best_*.pth')))
     out = run([sys.executable, 'tools/test.py', config, best[-1],
@@ -417,6 +422,8 @@ def main():
     progress = ProgressBar(len(todo))
     for method, seed in todo:
         work_dir = osp.join(work_root, method, f'seed{seed}')
+        if args.rerun:
+            shutil.rmtree(work_dir, ignore_errors=True)
         options = [*QUICK_OPTIONS, *QUICK_METHOD_OPTIONS.get(method, [])
                    ] if args.quick else []
         config = suite_config(args.suite, method, args.regime)
@@ -465,6 +472,9 @@ def lr_search(args, name, out_dir, work_root, title):
     for method, lr in todo:
         config = suite_config(args.suite, method, args.regime)
         work_dir = osp.join(work_root, 'lr_search', method, f'lr{lr:g}')
+        # the best validation value is read from this training's log: a run
+        # an interrupted invocation left starts again
+        shutil.rmtree(work_dir, ignore_errors=True)
         start = time.time()
         out = run([sys.executable, 'tools/train.py', config, '--work-dir',
                    work_dir, '--cfg-options', f'randomness.seed={seed}',

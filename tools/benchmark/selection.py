@@ -26,6 +26,7 @@ import json
 import os
 import os.path as osp
 import re
+import shutil
 import sys
 
 import numpy as np
@@ -41,13 +42,15 @@ SUBSETS = [50, 100, 200, 500]
 
 
 def train_all_epochs(config, work_dir, seed, lr, options):
-    """Train every epoch of ``config`` and keep each epoch's checkpoint."""
+    """Train every epoch of ``config`` and keep each epoch's checkpoint
+    (afresh: a run an interrupted invocation left is removed first)."""
     from mmengine.config import Config
     cfg = Config.fromfile(osp.join(REPO, config))
     opts = [f'randomness.seed={seed}', f'optim_wrapper.optimizer.lr={lr}',
             'default_hooks.checkpoint.max_keep_ckpts=-1', *options]
     if cfg.get('default_hooks', {}).get('early_stopping'):
         opts.append('default_hooks.early_stopping.max_drop=inf')
+    shutil.rmtree(work_dir, ignore_errors=True)
     run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
          '--cfg-options', *opts])
 
