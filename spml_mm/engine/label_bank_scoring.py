@@ -18,6 +18,7 @@ from spml_mm.models.label_banks.batch import (ScoredBatch, label_matrix,
                                               sample_indices)
 from spml_mm.models.label_banks.label_bank import (PSEUDO_NEGATIVE,
                                                   PSEUDO_POSITIVE)
+from spml_mm.utils import to_device
 
 #: Share of ``max_gather_mb`` that one round of the chunked gather moves
 #: (all ranks' rows together).
@@ -51,10 +52,13 @@ def score_training_set(model: nn.Module, loader, num_classes: int,
                 samples = model.test_step(data)
             scores = torch.stack([s.pred_score for s in samples]).float()
             records.append(
-                ScoredBatch(sample_indices(samples).to(scores.device), scores,
-                            label_matrix(samples, 'gt_label', num_classes),
-                            label_matrix(samples, 'gt_label_full',
-                                         num_classes)))
+                ScoredBatch(
+                    to_device(sample_indices(samples), scores.device),
+                    scores,
+                    label_matrix(samples, 'gt_label', num_classes,
+                                 scores.device),
+                    label_matrix(samples, 'gt_label_full', num_classes,
+                                 scores.device)))
     model.train(training)
     return records
 

@@ -6,9 +6,7 @@ GPU shows.
   (``SPMLDataPreprocessor``), forward, loss and backward raise on any
   operation that makes the host wait on the GPU. The optimizer step runs
   outside (fp16's ``GradScaler`` reads its overflow flag, MMPretrain's
-  recipe as ours); the methods whose label-bank files still copy an index
-  with a blocking ``.to(device)`` are expected to fail, for the reason
-  ``tests/models/test_no_host_sync.py`` names.
+  recipe as ours).
 - ``tools/train.py`` per precision, a one-process ``dist_train.sh`` with
   NCCL, and ``--resume``, on the tiny demo dataset.
 
@@ -29,7 +27,7 @@ from mmpretrain.registry import MODELS
 import spml_mm  # noqa: F401
 from spml_mm.engine.runner.gpu_fast_runner import AMP
 from tests.conftest import PYTHON, REPO, run_tool
-from tests.models.test_no_host_sync import CONFIGS, PENDING, batch
+from tests.models.test_no_host_sync import CONFIGS, batch
 from tests.tools.test_train_test import CONFIG, free_port, tiny_options
 
 pytestmark = [
@@ -41,17 +39,10 @@ pytestmark = [
 PRECISIONS = {'fp32': None, 'fp16': 'float16', 'bf16': 'bfloat16'}
 
 
-def method_params():
-    for name in CONFIGS:
-        for precision in PRECISIONS:
-            marks = [pytest.mark.xfail(reason=PENDING[name], strict=True,
-                                       raises=RuntimeError)
-                     ] if name in PENDING else []
-            yield pytest.param(name, precision, marks=marks,
-                               id=f'{name}-{precision}')
-
-
-@pytest.mark.parametrize('name,precision', list(method_params()))
+@pytest.mark.parametrize('name,precision', [
+    pytest.param(name, precision, id=f'{name}-{precision}')
+    for name in CONFIGS for precision in PRECISIONS
+])
 def test_step_never_waits_on_the_gpu(name, precision):
     cfg = Config.fromfile(
         osp.join(REPO, 'configs', CONFIGS[name], 'resnet50_coco.py'))

@@ -34,19 +34,6 @@ CONFIGS = {
     'OPML-SP': 'opml', 'ROLE': 'role', 'LASD': 'lasd'
 }
 
-#: methods whose remaining synchronisations are in files being moved
-#: (spml_mm/models/label_banks), named with the operation
-BANK = ('LabelBank._index moves the batch\'s sample indices with a blocking '
-        '.to(device) (label_bank.py)')
-PENDING = {
-    'EM + APL': BANK,
-    'OPML-SP': BANK,
-    'LL-Cp': BANK + ', twice: entries and write_corrections '
-    '(corrected_label_bank.py)',
-    'ROLE': 'LabelEstimateTable.entries moves the sample indices and the '
-    'observed matrix built on the host with blocking .to(device) '
-    '(label_estimate_table.py)',
-}
 TINY_BACKBONE = dict(type='ResNet', depth=18, stem_channels=8,
                      base_channels=8, out_indices=(3, ))
 
@@ -69,9 +56,10 @@ def build(cfg, head, data_preprocessor):
     return model, build_optim_wrapper(model, copy.deepcopy(cfg.optim_wrapper))
 
 
-def batch(num_views, num_classes):
+def batch(num_views, num_classes, full=False):
     """A pseudo-collated training batch of uint8 images: per sample one
-    image, or (MultiView) a list of views."""
+    image, or (MultiView) a list of views; ``full``: with true labels
+    ``gt_label_full`` of as many classes as the sample's index."""
     g = torch.Generator().manual_seed(0)
 
     def image():
@@ -82,6 +70,8 @@ def batch(num_views, num_classes):
         DataSample(metainfo=dict(sample_idx=3 * i)).set_gt_label(
             [(5 * i) % num_classes]) for i in range(BATCH)
     ]
+    for i, sample in enumerate(samples if full else ()):
+        sample.set_field(torch.arange(i + 1), 'gt_label_full')
     if num_views == 1:
         return dict(inputs=[image() for _ in range(BATCH)],
                     data_samples=samples)
@@ -95,19 +85,14 @@ def step_syncs(model, wrapper, data):
     return counter
 
 
-def method_params():
-    for name in CONFIGS:
-        marks = [pytest.mark.xfail(reason=PENDING[name], strict=True,
-                                   raises=AssertionError)
-                 ] if name in PENDING else []
-        yield pytest.param(name, marks=marks)
-
-
-@pytest.mark.parametrize('name', list(method_params()))
-def test_head_adds_no_synchronisation(name):
+def added_syncs(name, bank_options=None, full=False):
+    """The synchronising events, by kind, that method ``name``'s step
+    makes beyond the stock step, and the events of its step."""
     cfg = Config.fromfile(
         osp.join(REPO, 'configs', CONFIGS[name], 'resnet50_coco.py'))
-    head = cfg.model.head
+    head = copy.deepcopy(cfg.model.head)
+    if bank_options:
+        head.label_bank.update(bank_options)
     preprocessor = dict(cfg.data_preprocessor)
     preprocessor.setdefault('type', 'ClsDataPreprocessor')
     num_views = 3 if preprocessor['type'] == 'MultiViewDataPreprocessor' \
@@ -118,14 +103,37 @@ def test_head_adds_no_synchronisation(name):
              loss=dict(type='CrossEntropyLoss', use_sigmoid=True)),
         dict(cfg.data_preprocessor, type='ClsDataPreprocessor'))
     spml = build(cfg, head, preprocessor)
-    reference = step_syncs(*stock, batch(1, head.num_classes))
-    counted = step_syncs(*spml, batch(num_views, head.num_classes))
-    added = Counter(e.kind for e in counted.syncs('model')) - Counter(
-        e.kind for e in reference.syncs('model'))
-    assert not added, f'{name} adds {dict(added)}:\n' + '\n'.join(
-        map(str, counted.syncs('model')))
+    if full:
+        spml[0].head.label_bank.start_recording()
+    reference = step_syncs(*stock, batch(1, head.num_classes, full))
+    counted = step_syncs(*spml, batch(num_views, head.num_classes, full))
     # the step ran: the optimizer moved the head
     assert spml[0].head.fc.weight.device.type == 'meta'
+    added = Counter(e.kind for e in counted.syncs('model')) - Counter(
+        e.kind for e in reference.syncs('model'))
+    return added, spml[0], counted
+
+
+@pytest.mark.parametrize('name', CONFIGS)
+def test_head_adds_no_synchronisation(name):
+    added, _, counted = added_syncs(name)
+    assert not added, f'{name} adds {dict(added)}:\n' + '\n'.join(
+        map(str, counted.syncs('model')))
+
+
+@pytest.mark.parametrize('storage', ['full', 'uint8'])
+def test_recording_compact_bank_adds_no_synchronisation(storage):
+    """The label bank's other paths in the step: keeping the epoch's scores
+    with the true labels (``record``), and the 2-bit states of a compact
+    bank (decoded by a table look-up, written by LL-Cp's corrections)."""
+    for name in ('EM + APL', 'LL-Cp'):
+        added, model, counted = added_syncs(name, dict(storage=storage),
+                                            full=True)
+        assert not added, f'{name} adds {dict(added)}:\n' + '\n'.join(
+            map(str, counted.syncs('model')))
+        assert model.head.label_bank.storage == storage
+    records = model.head.label_bank.stop_recording()
+    assert len(records) == 1 and records[0].full.shape == (BATCH, 80)
 
 
 SYNCS = {

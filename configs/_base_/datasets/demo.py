@@ -5,8 +5,14 @@ dataset_type = 'SPMLDataset'
 data_root = 'data/demo'
 num_classes = 10
 
+# ClsDataPreprocessor's normalization, the batch moved in one copy of its
+# images and one of its labels
 data_preprocessor = dict(
-    num_classes=num_classes, mean=[45., 45., 45.], std=[60., 60., 60.], to_rgb=False)
+    type='SPMLDataPreprocessor',
+    num_classes=num_classes,
+    mean=[45., 45., 45.],
+    std=[60., 60., 60.],
+    to_rgb=False)
 
 train_pipeline = [
     dict(type='LoadImageFromFile'),

@@ -7,7 +7,10 @@
 # and the training batch size.
 dataset_type = 'SPMLDataset'
 
+# ClsDataPreprocessor's normalization, the batch moved to the device in one
+# copy of its images and one of its labels (not one per sample)
 data_preprocessor = dict(
+    type='SPMLDataPreprocessor',
     mean=[123.675, 116.28, 103.53],
     std=[58.395, 57.12, 57.375],
     to_rgb=True)

@@ -5,33 +5,14 @@ from mmpretrain.models.heads import MultiLabelLinearClsHead
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
-from ...utils import to_device
 from ..data_preprocessors import split_views
-from ..label_banks.batch import sample_indices
+from ..label_banks.batch import sample_indices, scatter_indices
 
 
 def has_observed_negatives(data_samples: List[DataSample]) -> bool:
     """Whether a sample of the batch observes a negative (partial labels),
     from the lengths of their ``gt_label_neg``: no device read."""
     return any(len(s.get('gt_label_neg', ())) for s in data_samples)
-
-
-def scatter_indices(target: torch.Tensor, indices: List[torch.Tensor],
-                    value: float) -> None:
-    """Set ``target[i, indices[i]] = value`` for every row i, in place.
-
-    One concatenation (a stack when every row has as many indices, as
-    single positives do) and one scatter on ``target``'s device; the row of
-    each index comes from the lengths, read from the shapes on the host.
-    """
-    lengths = [len(index) for index in indices]
-    if len(set(lengths)) == 1:
-        columns = to_device(torch.stack(list(indices)), target.device)
-        target.scatter_(1, columns, value)
-        return
-    rows = torch.arange(len(indices)).repeat_interleave(torch.tensor(lengths))
-    target[to_device(rows, target.device),
-           to_device(torch.cat(list(indices)), target.device)] = value
 
 
 @MODELS.register_module()
@@ -137,7 +118,8 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             kwargs['observed_negative'] = target < 0
             target = target.clamp(min=0)
         if self.label_bank is not None:
-            index = sample_indices(data_samples)
+            # checked on the host, moved once for record and entries
+            index = self.label_bank.rows(sample_indices(data_samples))
             self.label_bank.record(index, views[0], target, data_samples)
             kwargs.update(
                 self.label_bank.entries(index, target,

@@ -5,6 +5,8 @@ from typing import Dict, Optional, Tuple
 import torch
 import torch.nn as nn
 
+from ...utils import to_device
+
 #: The hook that sizes a bank, by who writes it (``WRITTEN_BY``).
 SIZING_HOOKS = dict(
     updater='SPMLPseudoLabelHook to custom_hooks',
@@ -94,19 +96,27 @@ class BaseLabelBank(nn.Module, metaclass=ABCMeta):
                 'a loss that reads them.')
 
     def rows(self, index: torch.Tensor) -> torch.Tensor:
-        """``index`` (B,) checked against the bank's size, on its device."""
+        """``index`` (B,) on the bank's device, checked against its size.
+
+        A host index (:func:`sample_indices`) is checked on the host and
+        moved with one non-blocking copy; an index already on the device is
+        taken as it is (the head moves the batch's once, then passes it to
+        :meth:`record` and :meth:`entries`), since checking it there would
+        make the host wait.
+        """
         if self.num_samples == 0:
             raise RuntimeError(
                 f'the {self.NAME} is empty; add '
                 f'{SIZING_HOOKS[self.WRITTEN_BY]}, which sizes it from the '
                 'training set.')
-        bad = (index < 0) | (index >= self.num_samples)
-        if bad.any():
-            raise ValueError(
-                f'sample_idx {int(index[bad][0])} is outside the {self.NAME} '
-                f'of {self.num_samples} samples; the training set changed '
-                'since the bank was sized.')
-        return index.to(getattr(self, self.row_buffers[0]).device)
+        if index.device.type == 'cpu':
+            bad = (index < 0) | (index >= self.num_samples)
+            if bad.any():
+                raise ValueError(
+                    f'sample_idx {int(index[bad][0])} is outside the '
+                    f'{self.NAME} of {self.num_samples} samples; the training '
+                    'set changed since the bank was sized.')
+        return to_device(index, getattr(self, self.row_buffers[0]).device)
 
     @abstractmethod
     def entries(self,

@@ -1,9 +1,11 @@
 """What a label bank reads of a batch: its samples' indices and label
 matrices, and the scores kept for an update rule."""
-from typing import NamedTuple, Optional, Sequence
+from typing import List, NamedTuple, Optional, Sequence, Union
 
 import torch
 from mmpretrain.structures import DataSample
+
+from ...utils import to_device
 
 
 class ScoredBatch(NamedTuple):
@@ -37,16 +39,42 @@ def sample_indices(data_samples: Sequence[DataSample]) -> torch.Tensor:
     return torch.tensor(index, dtype=torch.long)
 
 
-def label_matrix(data_samples: Sequence[DataSample], key: str,
-                 num_classes: int) -> Optional[torch.Tensor]:
-    """A boolean (B, C) matrix from the label indices in field ``key``.
+def scatter_indices(target: torch.Tensor, indices: List[torch.Tensor],
+                    value: Union[float, bool]) -> None:
+    """Set ``target[i, indices[i]] = value`` for every row i, in place.
+
+    One concatenation (a stack when every row has as many indices, as
+    single positives do) and one scatter on ``target``'s device; the row of
+    each index comes from the lengths, read from the shapes on the host.
+    """
+    lengths = [len(index) for index in indices]
+    if len(set(lengths)) == 1:
+        columns = to_device(torch.stack(list(indices)), target.device)
+        target.scatter_(1, columns, value)
+        return
+    rows = torch.arange(len(indices)).repeat_interleave(torch.tensor(lengths))
+    target[to_device(rows, target.device),
+           to_device(torch.cat(list(indices)), target.device)] = value
+
+
+def label_matrix(data_samples: Sequence[DataSample],
+                 key: str,
+                 num_classes: int,
+                 device: Union[str, torch.device] = 'cpu'
+                 ) -> Optional[torch.Tensor]:
+    """A boolean (B, C) matrix on ``device`` from the label indices in field
+    ``key``, built with one scatter (:func:`scatter_indices`), wherever the
+    indices are: the host never waits on the device.
 
     Returns None when a sample lacks the field.
     """
-    matrix = torch.zeros(len(data_samples), num_classes, dtype=torch.bool)
-    for row, sample in zip(matrix, data_samples):
-        labels = sample.get(key)
-        if labels is None:
-            return None
-        row[torch.as_tensor(labels, dtype=torch.long)] = True
+    labels = [sample.get(key) for sample in data_samples]
+    if any(index is None for index in labels):
+        return None
+    matrix = torch.zeros(len(data_samples), num_classes, dtype=torch.bool,
+                         device=device)
+    scatter_indices(
+        matrix,
+        [torch.as_tensor(index, dtype=torch.long).view(-1)
+         for index in labels], True)
     return matrix

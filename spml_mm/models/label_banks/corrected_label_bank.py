@@ -57,10 +57,11 @@ class CorrectedLabelBank(LabelBank):
                 observed_negative: Optional[torch.Tensor] = None
                 ) -> Dict[str, object]:
         """The batch's states and the writer of its new corrections."""
+        index = self.rows(index)
         return dict(
             pseudo_label=super().entries(index, target)['pseudo_label'],
             write_corrections=functools.partial(self.write_corrections,
-                                                self.rows(index)))
+                                                index))
 
     @torch.no_grad()
     def write_corrections(self, index: torch.Tensor,

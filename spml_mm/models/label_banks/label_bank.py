@@ -203,7 +203,8 @@ class LabelBank(BaseLabelBank):
         """
         if self._records is None:
             return
-        full = label_matrix(data_samples, 'gt_label_full', self.num_classes)
+        full = label_matrix(data_samples, 'gt_label_full', self.num_classes,
+                            cls_score.device)
         self._records.append(
             ScoredBatch(self.rows(index),
                         torch.sigmoid(cls_score.detach().float()),

@@ -1,5 +1,7 @@
 """The compact storage of a label bank: entry states as 2-bit codes, four
 per byte, and soft labels as float16 or uint8."""
+import functools
+
 import torch
 import torch.nn.functional as F
 
@@ -13,10 +15,15 @@ STORAGE_BYTES = dict(full=5., float16=2.25, uint8=1.25)
 #: bank starts at a multiple of it.
 STATES_PER_BYTE = 4
 
-#: byte -> the int8 states of its four 2-bit codes (entry j in bits 2j and
-#: 2j + 1), as one int32 word
-_STATE_WORDS = ((((torch.arange(256)[:, None] >> 2 * torch.arange(4)) & 3) ^
-                 2) - 2).to(torch.int8).view(torch.int32).view(-1)
+@functools.lru_cache(maxsize=None)
+def _state_words(device: torch.device) -> torch.Tensor:
+    """byte -> the int8 states of its four 2-bit codes (entry j in bits 2j
+    and 2j + 1), as one int32 word: a table built once per device, on the
+    device (no copy from the host)."""
+    byte = torch.arange(256, device=device)[:, None]
+    shift = 2 * torch.arange(4, device=device)
+    return ((((byte >> shift) & 3) ^ 2) - 2).to(torch.int8).view(
+        torch.int32).view(-1)
 
 
 def encode_states(pseudo_label: torch.Tensor) -> torch.Tensor:
@@ -25,8 +32,8 @@ def encode_states(pseudo_label: torch.Tensor) -> torch.Tensor:
     """
     codes = F.pad((pseudo_label & 3).view(torch.uint8),
                   (0, -pseudo_label.size(-1) % STATES_PER_BYTE))
-    weights = torch.tensor([1, 4, 16, 64], dtype=torch.uint8,
-                           device=codes.device)
+    # 1, 4, 16, 64, made on the device (no copy from the host)
+    weights = 4**torch.arange(4, dtype=torch.uint8, device=codes.device)
     # codes <= 3 in separate bit pairs: the uint8 sum cannot overflow
     return (codes.unflatten(-1, (-1, 4)) * weights).sum(-1, dtype=torch.uint8)
 
@@ -34,8 +41,8 @@ def encode_states(pseudo_label: torch.Tensor) -> torch.Tensor:
 def decode_states(codes: torch.Tensor, num_classes: int) -> torch.Tensor:
     """The int8 states (N, num_classes) of codes from
     :func:`encode_states`: one table look-up per byte."""
-    words = _STATE_WORDS.to(codes.device).index_select(
-        0, codes.reshape(-1).int())
+    words = _state_words(codes.device).index_select(0,
+                                                    codes.reshape(-1).int())
     return words.view(*codes.shape).view(torch.int8)[:, :num_classes]
 
 
