@@ -74,6 +74,12 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
         self.consistency = MODELS.build(consistency) if consistency else None
         self.label_bank = None
         if label_bank is not None:
+            if label_bank.get('num_classes', num_classes) != num_classes:
+                raise ValueError(
+                    f'model.head.label_bank.num_classes='
+                    f"{label_bank['num_classes']} but model.head.num_classes"
+                    f'={num_classes}; remove label_bank.num_classes, the '
+                    'head passes its own.')
             self.label_bank = MODELS.build(
                 label_bank, default_args=dict(num_classes=num_classes))
             self.label_bank.check_loss(self.loss_module)

@@ -180,3 +180,17 @@ def test_training_step_never_reads_device_values(name):
     sum(losses.values()).backward()
     assert head.fc.weight.grad.shape == (5, 8)
     assert head.fc.weight.grad.device.type == 'meta'
+
+
+@pytest.mark.parametrize('bank', ['LabelBank', 'LabelEstimateTable'])
+def test_a_bank_of_other_classes_is_refused_when_built(bank):
+    """A bank sized for 7 classes under a 10-class head used to fail at the
+    first iteration (ROLE: a raw broadcast error)."""
+    loss = dict(type='ROLELoss', expected_positives=1.5) if bank == 'LabelEstimateTable' else dict(
+        type='EMLoss')
+    with pytest.raises(ValueError,
+                       match=r'label_bank.num_classes=7 but '
+                       r'model.head.num_classes=10; remove'):
+        MODELS.build(dict(type='SPMLLinearClsHead', num_classes=10,
+                          in_channels=3, loss=loss,
+                          label_bank=dict(type=bank, num_classes=7)))
