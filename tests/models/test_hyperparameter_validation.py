@@ -77,3 +77,14 @@ def test_non_finite_learning_rate_is_refused_before_training(lr):
 def test_a_string_is_refused_with_a_message(build):
     with pytest.raises(ValueError, match="got '"):
         build()
+
+
+@pytest.mark.parametrize('mu', [(0.5, 1.2), (-0.1, 0.8), 1.5])
+def test_a_gaussian_centre_outside_the_probabilities_is_refused(mu):
+    """GR's v centres on a probability: a schedule that leaves [0, 1] at
+    either end is refused when built."""
+    with pytest.raises(ValueError,
+                       match=r'v.mu must be in \[0, 1\] \(at every point of '
+                       'its schedule\)'):
+        GRLoss(mu=mu)
+    GRLoss(mu=(0., 1.))

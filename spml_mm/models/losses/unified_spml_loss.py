@@ -179,6 +179,8 @@ PRESETS: Dict[str, dict] = dict(
 # valid range of a component argument, checked on every schedule end point
 _DOMAINS = dict(
     q=(lambda x: x > 0, '> 0'),
+    # v's centre is a probability
+    mu=(lambda x: 0 <= x <= 1, 'in [0, 1]'),
     sigma=(lambda x: x > 0, '> 0'),
     tau=(lambda x: 0 <= x <= 1, 'in [0, 1]'),
     gamma=(lambda x: x >= 0, '>= 0'))
