@@ -59,3 +59,20 @@ def test_summarize_loss_against_full_validation_labels():
     assert table['observed']['an']['lost'] == pytest.approx(
         ((45 - 40) + (41 - 47)) / 2)
     assert table['full']['an']['lost'] == 0
+
+
+def test_page_names_losses_and_order(tmp_path):
+    from tools.benchmark.selection import write_page
+    results = {
+        'an': {'0': runs({'0.001': [(50, 10, [1, 9], 40),
+                                    (60, 5, [2, 1], 45)]})},
+        'gr': {'0': runs({'0.001': [(50, 10, [1, 9], 44),
+                                    (60, 5, [2, 1], 41)]})}}
+    write_page(summarize(results, ['an', 'gr']), str(tmp_path), 'cmd', 'T')
+    table = (tmp_path / 'selection_table.md').read_text()
+    # full: AN 45 > GR 41; observed picks epoch 1: GR 44 > AN 40
+    assert '| full | 45.00 +- 0.00 (+0.00) | 41.00 +- 0.00 (+0.00) | ' \
+        '0.00 | AN > GR |' in table
+    assert '| observed | 40.00 +- 0.00 (-5.00) | 44.00 +- 0.00 (+3.00) | ' \
+        '1.00 | GR > AN |' in table
+    assert (tmp_path / 'selection.png').stat().st_size > 0

@@ -13,8 +13,9 @@ the test mAP (full labels) of that pick is what the user gets:
   (``val_full_subset=N``), averaged over several draws
   (``val_subset_seed``).
 
-Writes ``docs/results/selection.{json,md,png}``; the json keeps every
-checkpoint's scores, so an interrupted run resumes where it stopped.
+Writes ``docs/results/selection.json`` (every checkpoint's values: an
+interrupted invocation resumes where it stopped), ``selection_table.md`` and
+``selection.png``; ``docs/results/selection.md`` reads them.
 
 Example:
     python -m tools.benchmark.selection --fraction 0.2 \\
@@ -185,7 +186,7 @@ def order(rows):
 
 
 def write_page(table, out_dir, command, title):
-    """``selection.md`` (the table, the methods' order per criterion) and
+    """``selection_table.md`` (the table, the methods' order per criterion) and
     ``selection.png`` (mAP lost against the fully labelled subset's
     size)."""
     import matplotlib
@@ -207,7 +208,7 @@ def write_page(table, out_dir, command, title):
         lines.append(f'| {criterion} | ' + ' | '.join(cells) +
                      f' | {mean_lost:.2f} | {order(rows)} |')
     lines += ['', f'Command: `{command}`', '', f'Machine: {machine_summary()}']
-    with open(osp.join(out_dir, 'selection.md'), 'w') as f:
+    with open(osp.join(out_dir, 'selection_table.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     sizes = sorted(int(c.split('-')[1]) for c in table if 'subset' in c)
     fig, ax = plt.subplots(figsize=(6, 4))
