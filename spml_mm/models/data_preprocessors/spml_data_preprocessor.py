@@ -74,7 +74,8 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
             torch.as_tensor(sample.get(k), dtype=torch.long).view(-1)
             for k in fields for sample in data_samples
         ]
-        if any(index.device.type != 'cpu' for index in indices):
+        if not indices or any(index.device.type != 'cpu'
+                              for index in indices):
             return
         flat = to_device(torch.cat(indices), self.device)
         views = iter(flat.split([len(index) for index in indices]))

@@ -53,6 +53,17 @@ def test_images_of_several_sizes_are_padded_as_mmpretrain_does():
     assert torch.equal(ours['inputs'], stock['inputs'])
 
 
+def test_samples_without_labels_pass_as_in_mmpretrain():
+    """Inference batches (e.g. tools/cache_features.py) carry no labels."""
+    init_default_scope('mmpretrain')
+    pack = TRANSFORMS.build(dict(type='PackInputs'))
+    data = [pack(dict(img=np.zeros((4, 4, 3), np.uint8))) for _ in range(2)]
+    ours = preprocess('SPMLDataPreprocessor', pseudo_collate(data))
+    stock = preprocess('ClsDataPreprocessor', pseudo_collate(data))
+    assert torch.equal(ours['inputs'], stock['inputs'])
+    assert 'gt_label' not in ours['data_samples'][0]
+
+
 def test_channels_last_keeps_the_values():
     data = pseudo_collate(packed())
     ours = preprocess('SPMLDataPreprocessor', data, channels_last=True)
