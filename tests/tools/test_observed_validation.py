@@ -22,7 +22,6 @@ def test_validate_and_stop_on_observed_labels(tiny_demo, tmp_path):
          for loader in ('train', 'val', 'test')]
     observed = [
         'val_dataloader.dataset.val_labels=observed',
-        'val_dataloader.dataset.pipeline.1.algorithm_keys=[gt_label_neg]',
         f'default_hooks.checkpoint.save_best={KEY}',
         'default_hooks.early_stopping.type=SPMLEarlyStoppingHook',
         f'default_hooks.early_stopping.monitor={KEY}'

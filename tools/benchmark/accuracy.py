@@ -16,8 +16,7 @@ Example:
     python -m tools.benchmark.accuracy --suite proxy-voc --lr-search 1e-3 1e-4
     # select epoch, checkpoint and rate on the observed validation labels
     python -m tools.benchmark.accuracy --select-metric spml/mAP_observed \
-        --cfg-options val_dataloader.dataset.val_labels=observed \
-        "val_dataloader.dataset.pipeline.1.algorithm_keys=[gt_label_neg]"
+        --cfg-options val_dataloader.dataset.val_labels=observed
 """
 import argparse
 import glob

@@ -18,9 +18,11 @@ train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
 ]
+# evaluation samples keep gt_label_neg, which tells partly unknown labels
+# (val_labels='observed', partial test labels) from full ones
 test_pipeline = [
     dict(type='LoadImageFromFile'),
-    dict(type='PackInputs'),
+    dict(type='PackInputs', algorithm_keys=('gt_label_neg', )),
 ]
 
 train_dataloader = dict(

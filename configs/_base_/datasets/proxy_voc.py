@@ -27,9 +27,11 @@ train_pipeline = [
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),
     dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
 ]
+# evaluation samples keep gt_label_neg, which tells partly unknown labels
+# (val_labels='observed', partial test labels) from full ones
 test_pipeline = [
     dict(type='LoadImageFromFile'),
-    dict(type='PackInputs'),
+    dict(type='PackInputs', algorithm_keys=('gt_label_neg', )),
 ]
 # The linear regime reads the frozen backbone's features from a cache instead
 # of the images (configs/*/efficientnet-lite0-linear_proxy-*.py). Write it
@@ -44,7 +46,7 @@ cached_train_pipeline = [
 ]
 cached_test_pipeline = [
     dict(type='LoadCachedFeatures', cache_file=feature_cache),
-    dict(type='PackInputs'),
+    dict(type='PackInputs', algorithm_keys=('gt_label_neg', )),
 ]
 
 train_dataloader = dict(

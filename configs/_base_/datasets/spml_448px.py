@@ -21,10 +21,12 @@ train_pipeline = [
     dict(type='RandomFlip', prob=0.5, direction='horizontal'),
     dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
 ]
+# evaluation samples keep gt_label_neg, which tells partly unknown labels
+# (val_labels='observed', partial test labels) from full ones
 test_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='Resize', scale=(448, 448)),
-    dict(type='PackInputs'),
+    dict(type='PackInputs', algorithm_keys=('gt_label_neg', )),
 ]
 
 train_dataloader = dict(
