@@ -218,6 +218,7 @@ def write_page(table, out_dir, command, title):
         ax.axhline(table['observed'][method]['lost'], ls=':', lw=0.8,
                    color=ax.lines[-1].get_color())
     ax.set_xscale('log')
+    ax.minorticks_off()
     ax.set_xticks(sizes, [str(n) for n in sizes])
     ax.set_xlabel('fully labelled validation images')
     ax.set_ylabel('test mAP lost against full validation labels')
