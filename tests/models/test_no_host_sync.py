@@ -24,6 +24,8 @@ from mmpretrain.structures import DataSample
 import spml_mm  # noqa: F401  (registers the plugin)
 from tests.conftest import REPO
 from tests.sync_counting import count_syncs
+from tools.benchmark.speed_gpu import TINY_BACKBONE
+from tools.benchmark.spml_setups import start_schedules
 
 BATCH, SIZE, NUM_SAMPLES = 4, 32, 16
 
@@ -33,9 +35,6 @@ CONFIGS = {
     'GR': 'grloss', 'LL-Cp': 'll_cp', 'LL-Ct': 'll_ct', 'LL-R': 'll_r',
     'OPML-SP': 'opml', 'ROLE': 'role', 'LASD': 'lasd'
 }
-
-TINY_BACKBONE = dict(type='ResNet', depth=18, stem_channels=8,
-                     base_channels=8, out_indices=(3, ))
 
 
 def build(cfg, head, data_preprocessor):
@@ -48,10 +47,8 @@ def build(cfg, head, data_preprocessor):
     bank = getattr(model.head, 'label_bank', None)
     if bank is not None:
         bank.allocate(NUM_SAMPLES)
-    for module in model.modules():
-        # an epoch where every schedule runs (LL: k > 0; LL-Cp corrects)
-        if callable(getattr(module, 'set_epoch', None)):
-            module.set_epoch(2, cfg.train_cfg.max_epochs)
+    # an epoch where every schedule runs (LL: k > 0; LL-Cp corrects)
+    start_schedules(model, cfg, epoch=2)
     model = model.to('meta').train()
     return model, build_optim_wrapper(model, copy.deepcopy(cfg.optim_wrapper))
 

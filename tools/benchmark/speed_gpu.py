@@ -44,6 +44,7 @@ from mmpretrain.structures import DataSample
 import spml_mm
 from spml_mm.datasets import make_demo_dataset
 from spml_mm.engine import GPU_FAST_DEFAULTS, apply_gpu_fast
+from tools.benchmark.spml_setups import start_schedules
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 
@@ -118,9 +119,7 @@ def build(cfg: Config, device: str, num_samples: int):
     bank = getattr(model.head, 'label_bank', None)
     if bank is not None:
         bank.allocate(num_samples)
-    for module in model.modules():
-        if callable(getattr(module, 'set_epoch', None)):
-            module.set_epoch(2, cfg.train_cfg.max_epochs)
+    start_schedules(model, cfg, epoch=2)
     model = model.to(device).train()
     if cfg.get('gpu_fast', {}).get('channels_last'):
         model = model.to(memory_format=torch.channels_last)

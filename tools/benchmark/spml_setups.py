@@ -98,8 +98,9 @@ def trained_bank(cfg: Config, target: torch.Tensor,
     return bank
 
 
-def start_schedules(module: torch.nn.Module, cfg: Config) -> None:
-    """What SPMLEpochHook does before the first epoch."""
+def start_schedules(module: torch.nn.Module, cfg: Config,
+                    epoch: int = 0) -> None:
+    """What SPMLEpochHook does before ``epoch`` (the first by default)."""
     for m in module.modules():
         if callable(getattr(m, 'set_epoch', None)):
-            m.set_epoch(0, cfg.train_cfg.max_epochs)
+            m.set_epoch(epoch, cfg.train_cfg.max_epochs)

@@ -42,9 +42,10 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
         batch_augments (dict, optional): Batch augmentations, as in
             ``ClsDataPreprocessor``. Defaults to None.
         channels_last (bool): Give the batch the channels-last memory
-            format, for a model converted by ``SPMLChannelsLastHook``
-            (converted on the device while still uint8, the cheapest point;
-            normalisation keeps the format). Defaults to False.
+            format, for a model in channels-last (``SPMLGPUFastRunner``
+            converts it); converted on the device while still uint8, the
+            cheapest point, and normalisation keeps the format. Defaults to
+            False.
 
     Example:
         >>> data_preprocessor = dict(type='SPMLDataPreprocessor',
