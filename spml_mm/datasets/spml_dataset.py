@@ -10,6 +10,7 @@ from mmpretrain.registry import DATASETS
 from .protocol import observe_uniform, split_train_val
 from .validation import DatasetError, label_problems
 
+
 def _load_matrix(path: str) -> np.ndarray:
     """``np.load`` of an interchange file; any failure names the file."""
     try:

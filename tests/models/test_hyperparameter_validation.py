@@ -85,6 +85,6 @@ def test_a_gaussian_centre_outside_the_probabilities_is_refused(mu):
     either end is refused when built."""
     with pytest.raises(ValueError,
                        match=r'v.mu must be in \[0, 1\] \(at every point of '
-                       'its schedule\)'):
+                       r'its schedule\)'):
         GRLoss(mu=mu)
     GRLoss(mu=(0., 1.))

@@ -15,6 +15,7 @@ STORAGE_BYTES = dict(full=5., float16=2.25, uint8=1.25)
 #: bank starts at a multiple of it.
 STATES_PER_BYTE = 4
 
+
 @functools.lru_cache(maxsize=None)
 def _state_words(device: torch.device) -> torch.Tensor:
     """byte -> the int8 states of its four 2-bit codes (entry j in bits 2j

@@ -185,6 +185,7 @@ _DOMAINS = dict(
     tau=(lambda x: 0 <= x <= 1, 'in [0, 1]'),
     gamma=(lambda x: x >= 0, '>= 0'))
 
+
 def unified_spml_loss(cls_score: torch.Tensor,
                       target: torch.Tensor,
                       k: Callable,
