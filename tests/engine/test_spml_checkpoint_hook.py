@@ -315,10 +315,14 @@ def test_an_interrupted_validation_is_run_when_resumed(tmp_path, max_epochs):
 def test_an_interrupted_best_checkpoint_save_is_redone(tmp_path):
     work = str(tmp_path)
     runner = make_runner(work, max_epochs=2, name='bestfail')
-    with mock.patch('builtins.open', FailingOpen(8)):
+    # the 9th write is epoch 2's best checkpoint (list above): epoch 2 is
+    # trained and saved, its validation ran, its best save did not finish
+    with mock.patch('builtins.open', FailingOpen(9)):
         with pytest.raises(OSError, match='No space left'):
             runner.train()
     assert not osp.isfile(osp.join(work, 'best_toy_score_epoch_2.pth'))
+    assert find_last_checkpoint(work).endswith('epoch_2.pth')
+    assert open(osp.join(work, 'last_validated')).read() == 'epoch_1.pth'
     make_runner(work, max_epochs=2, resume=True, name='bestfail2').train()
     assert osp.isfile(osp.join(work, 'best_toy_score_epoch_2.pth'))
     assert load_checkpoint_safely(find_last_checkpoint(work))['meta'][

@@ -276,11 +276,13 @@ def fmt_memory(result: dict) -> str:
         f"{result['peak_mib']:,.0f}"
 
 
-def render(args, heads: dict, recipe: dict) -> str:
+def render(args, heads: dict, recipe: dict, argv: List[str]) -> str:
+    """The page; ``argv``: the arguments it was measured with."""
+    command = ' '.join(['python -m tools.benchmark.speed_gpu', *argv])
     lines = [
         '# Training speed on a GPU', '',
-        f'Measured with `{" ".join(["python -m tools.benchmark.speed_gpu"] + sys.argv[1:])}`'  # noqa: E501
-        f' on {environment(args)}. Batch {args.batch_size}, '
+        f'Measured with `{command}` on {environment(args)}. '
+        f'Batch {args.batch_size}, '
         f'{args.img_size} px, median of {args.rounds} rounds of '
         f'{args.iters} iterations after {args.warmup} of warm-up.', ''
     ]
@@ -386,7 +388,8 @@ def main(argv=None):
             args.data_root = tmp
         heads = measure_heads(args) if 'heads' in args.tables else {}
         recipe = measure_recipe(args) if 'recipe' in args.tables else {}
-    text = render(args, heads, recipe)
+    text = render(args, heads, recipe,
+                  sys.argv[1:] if argv is None else argv)
     with open(args.out, 'w') as f:
         f.write(text)
     print(text)
