@@ -44,9 +44,17 @@ def test_observed_val_labels_are_the_training_draw(tmp_path, train_labels):
     for num_neg in (0, 2):
         val = SPMLDataset(str(tmp_path), split='val', val_labels='observed',
                           num_neg=num_neg, pipeline=PACK_NEG)
+        rows = np.array([known(i) for i in infos(val)])
+        truth = train_labels[val_idx]
+        # by hand: one positive and num_neg negatives a row (as many as
+        # the image has), all true
+        assert ((rows == 1).sum(1) == 1).all()
+        assert ((rows == -1).sum(1) == np.minimum(
+            num_neg, (truth == 0).sum(1))).all()
+        assert (truth[rows == 1] == 1).all() and (truth[rows == -1] == 0).all()
+        # and the very draw of the training images (one official split)
         drawn = observe_uniform(train_labels, 1, num_neg, seed=1200)
-        assert [known(i).tolist() for i in infos(val)] == \
-            drawn[val_idx].tolist()
+        assert rows.tolist() == drawn[val_idx].tolist()
     # other splits ignore it
     test = SPMLDataset(str(tmp_path), split='test', val_labels='observed')
     assert all('gt_label_neg' not in i for i in infos(test))
