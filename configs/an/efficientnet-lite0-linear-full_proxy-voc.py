@@ -4,15 +4,11 @@
 # Proxy benchmark). The learning rate is the best of 1e-4 ... 1e-1 on the
 # validation split of the proxy at a fifth of its size
 # (docs/results/accuracy_proxy-voc_linear-f0.2_lr_search.md).
-_base_ = ['./efficientnet-lite0-full_proxy-voc.py']
+_base_ = [
+    '../_base_/models/efficientnet_lite0_cached.py',
+    '../_base_/datasets/proxy_voc_cached.py', '../_base_/methods/an.py'
+]
 
-model = dict(
-    backbone=dict(
-        _delete_=True, type='PrecomputedFeatures', feature_dim=1280))
-data_preprocessor = dict(
-    _delete_=True, type='ClsDataPreprocessor',
-    num_classes=_base_.num_classes)
-train_dataloader = dict(dataset=dict(pipeline=_base_.cached_train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))
-test_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))
+model = dict(head=dict(num_classes=20, loss=dict(type='ANLoss')))
+train_dataloader = dict(dataset=dict(full_labels=True))
 optim_wrapper = dict(optimizer=dict(lr=0.001))

@@ -9,16 +9,6 @@ _base_ = [
     '../_base_/datasets/proxy_coco.py', '../_base_/methods/grloss.py'
 ]
 
-model = dict(
-    head=dict(
-        num_classes=80,
-        loss=dict(
-            type='GRLoss',
-            w=(0., 10.),  # beta: (w0, wT)
-            b=(-2., -8.),  # beta: (b0, bT)
-            mu=(0.5, 0.8),  # alpha: (mu0, muT)
-            sigma=(2., 0.5),  # alpha: (sigma0, sigmaT)
-            q2=0.01,
-            q3=1.)))
+model = dict(head=dict(num_classes=80, loss=_base_.gr_loss))
 
 train_cfg = dict(max_epochs=8)

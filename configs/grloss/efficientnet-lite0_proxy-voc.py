@@ -9,16 +9,9 @@ _base_ = [
     '../_base_/datasets/proxy_voc.py', '../_base_/methods/grloss.py'
 ]
 
+# Table 6's VOC column: beta_T = (w, b) = (2, -2)
 model = dict(
     head=dict(
-        num_classes=20,
-        loss=dict(
-            type='GRLoss',
-            w=(0., 2.),  # beta: (w0, wT)
-            b=(-2., -2.),  # beta: (b0, bT)
-            mu=(0.5, 0.8),  # alpha: (mu0, muT)
-            sigma=(2., 0.5),  # alpha: (sigma0, sigmaT)
-            q2=0.01,
-            q3=1.)))
+        num_classes=20, loss=dict(_base_.gr_loss, w=(0., 2.), b=(-2., -2.))))
 
 train_cfg = dict(max_epochs=8)

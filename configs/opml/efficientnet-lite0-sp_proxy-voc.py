@@ -8,15 +8,4 @@ _base_ = [
     '../_base_/datasets/proxy_voc.py', '../_base_/methods/opml_sp.py'
 ]
 
-model = dict(
-    head=dict(
-        num_classes=20,
-        loss=dict(
-            type='OPMLLoss',
-            a=0.5,
-            b=0.5,
-            rank_weight=0.01,
-            rank_delta=1e-2,
-            soft_labels=True,
-            gamma=1.),
-        label_bank=dict(type='OPMLLabelBank')))
+model = dict(head=dict(_base_.opml_sp_head, num_classes=20))

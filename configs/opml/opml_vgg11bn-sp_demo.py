@@ -15,24 +15,18 @@
 # the head's label bank (read by the soft labels of the next epoch) and, from
 # correction_start_epoch on, turns the floor(zeta * N_k * (1 - AP_k))
 # highest-scoring unobserved entries of class k into persistent positives.
-_base_ = ['./opml_vgg11bn_demo.py']
+_base_ = [
+    '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
+    '../_base_/methods/opml_sp.py'
+]
 
-model = dict(
-    head=dict(
-        loss=dict(
-            type='OPMLLoss',
-            a=0.5,
-            b=0.5,
-            rank_weight=0.01,
-            rank_delta=1e-2,
-            soft_labels=True,
-            gamma=1.),
-        label_bank=dict(type='OPMLLabelBank')))
+model = dict(head=_base_.opml_sp_head)
 
+# label correction after epochs 2..6
 default_hooks = dict(
-    pseudo_label=dict(
-        type='SPMLPseudoLabelHook',
-        # AP after every epoch, for the soft labels
-        warmup_epochs=1,
-        updater=dict(
-            type='OPMLLabelUpdater', zeta=0.5, correction_start_epoch=2)))
+    pseudo_label=dict(updater=dict(correction_start_epoch=2)))
+
+# the schedule of opml_vgg11bn_demo.py: from scratch, Adam 1e-3, 6 epochs
+optim_wrapper = dict(
+    _delete_=True, optimizer=dict(type='Adam', lr=1e-3, weight_decay=0.))
+train_cfg = dict(max_epochs=6)

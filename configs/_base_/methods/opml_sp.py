@@ -4,6 +4,21 @@
 # 0.5 is the value chosen on the demo dataset (README, OPML).
 _base_ = ['./opml.py']
 
+# The head's loss and label bank (model.head=opml_sp_head): the soft labels
+# read each class's AP from the bank. The paper's a, b, lambda, delta and
+# gamma are lost with its formulas; these are the values chosen on the demo
+# dataset (README, OPML), the same for every dataset.
+opml_sp_head = dict(
+    loss=dict(
+        type='OPMLLoss',
+        a=0.5,
+        b=0.5,
+        rank_weight=0.01,
+        rank_delta=1e-2,
+        soft_labels=True,
+        gamma=1.),
+    label_bank=dict(type='OPMLLabelBank'))
+
 default_hooks = dict(
     pseudo_label=dict(
         type='SPMLPseudoLabelHook',

@@ -16,17 +16,4 @@
 # changes nothing).
 _base_ = ['../models/resnet50.py', './opml_sp.py']
 
-# The paper's a, b, lambda, delta and gamma are lost with its formulas;
-# these are the values chosen on the demo dataset (README, OPML), the same
-# for every dataset.
-model = dict(
-    head=dict(
-        loss=dict(
-            type='OPMLLoss',
-            a=0.5,
-            b=0.5,
-            rank_weight=0.01,
-            rank_delta=1e-2,
-            soft_labels=True,
-            gamma=1.),
-        label_bank=dict(type='OPMLLabelBank')))
+model = dict(head=_base_.opml_sp_head)
