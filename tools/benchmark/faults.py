@@ -188,6 +188,15 @@ def judged(ok: bool, good: str, bad: str) -> str:
     return good if ok else bad
 
 
+def recovered(case: str, rc: int, log: str, marker: str,
+              outcome: str) -> tuple:
+    """The row of a case the run must recover from: it trains to the end
+    and logs ``marker``."""
+    ok = rc == 0 and marker in log
+    return case, outcome if ok else 'FAILED', judged(ok, 'right result',
+                                                     'crash')
+
+
 def refusal(rc: int, line: str) -> str:
     """A run that had to stop: a clear error when it stopped with the
     expected message, a silent wrong answer when it exited 0, else a crash.
@@ -274,10 +283,9 @@ def moved_work_dir(bench):
     moved = osp.join(bench.tmp, 'moved_dst')
     shutil.move(work, moved)
     rc, log = bench.train(moved, '--resume')
-    ok = rc == 0 and 'resumed epoch: 1' in log
-    return ('work dir moved, then --resume',
-            'resumed epoch 1 from the moved folder' if ok else 'FAILED',
-            judged(ok, 'right result', 'crash'))
+    return recovered('work dir moved, then --resume', rc, log,
+                     'resumed epoch: 1',
+                     'resumed epoch 1 from the moved folder')
 
 
 def weights_only_resume(bench):
@@ -537,10 +545,9 @@ def stale_lock(bench):
     with open(osp.join(work, 'spml_run.lock'), 'w') as f:
         json.dump(dict(pid=int(dead.stdout), host=socket.gethostname()), f)
     rc, log = bench.train(work, epochs=1)
-    ok = rc == 0 and 'Recovering the stale lock' in log
-    return ('the lock file of a killed run left in the work dir',
-            'recovered with a message; trained' if ok else 'FAILED',
-            judged(ok, 'right result', 'crash'))
+    return recovered('the lock file of a killed run left in the work dir',
+                     rc, log, 'Recovering the stale lock',
+                     'recovered with a message; trained')
 
 
 def foreign_partial(bench):

@@ -2,7 +2,6 @@ import copy
 import time
 from typing import List, Sequence, Union
 
-from mmengine.dataset import BaseDataset
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmengine.optim import AmpOptimWrapper
@@ -11,7 +10,7 @@ from mmpretrain.registry import HOOKS, MODELS
 from spml_mm.engine.label_bank_scoring import (score_training_set,
                                                update_in_blocks)
 from spml_mm.models.label_banks import LabelBank
-from spml_mm.models.label_banks.batch import sample_indices
+from spml_mm.models.label_banks.batch import training_set_size
 
 #: Training-pipeline transforms that make the observed labels; the scoring
 #: pipeline must apply them too.
@@ -169,14 +168,9 @@ class SPMLPseudoLabelHook(Hook):
                 f'warmup_epochs (T_w)={self.warmup_epochs} must be below '
                 f'train_cfg.max_epochs={runner.max_epochs}')
         self.updater.check_schedule(self.warmup_epochs, runner.max_epochs)
-        dataset = runner.train_dataloader.dataset
-        if not isinstance(dataset, BaseDataset):
-            raise ValueError(
-                'SPMLPseudoLabelHook indexes the label bank by sample_idx of '
-                'the training dataset and does not support dataset wrappers '
-                f'({type(dataset).__name__}).')
-        sample_indices([dataset[0]['data_samples']])
-        self._bank(runner).allocate(len(dataset))
+        self._bank(runner).allocate(
+            training_set_size(runner.train_dataloader.dataset,
+                              'SPMLPseudoLabelHook', 'the label bank'))
 
     def before_train_epoch(self, runner) -> None:
         if self.reuse_train_scores and self._updates_after(

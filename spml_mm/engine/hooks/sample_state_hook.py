@@ -1,11 +1,10 @@
 from typing import List
 
-from mmengine.dataset import BaseDataset
 from mmengine.hooks import Hook
 from mmpretrain.registry import HOOKS
 
 from spml_mm.models.label_banks.base_label_bank import BaseLabelBank
-from spml_mm.models.label_banks.batch import sample_indices
+from spml_mm.models.label_banks.batch import training_set_size
 
 
 @HOOKS.register_module()
@@ -60,15 +59,11 @@ class SPMLSampleStateHook(Hook):
                 "which would overwrite every rank's per-sample rows with "
                 "rank 0's at each forward pass; keep "
                 'model_wrapper_cfg.broadcast_buffers=False (the default).')
-        dataset = runner.train_dataloader.dataset
-        if not isinstance(dataset, BaseDataset):
-            raise ValueError(
-                'SPMLSampleStateHook indexes per-sample state by sample_idx '
-                'of the training dataset and does not support dataset '
-                f'wrappers ({type(dataset).__name__}).')
-        sample_indices([dataset[0]['data_samples']])
+        num_samples = training_set_size(runner.train_dataloader.dataset,
+                                        'SPMLSampleStateHook',
+                                        'per-sample state')
         for state in states:
-            state.allocate(len(dataset))
+            state.allocate(num_samples)
 
     def after_train_epoch(self, runner) -> None:
         for state in self._states(runner):

@@ -55,20 +55,10 @@ class MultiViewDataPreprocessor(SPMLDataPreprocessor):
     :class:`SPMLDataPreprocessor`.
 
     Args:
-        mean (Sequence[Number], optional): Pixel mean per channel.
-            Defaults to None.
-        std (Sequence[Number], optional): Pixel standard deviation per
-            channel. Defaults to None.
-        pad_size_divisor (int): Pad the images to a multiple of this.
-            Defaults to 1.
-        pad_value (Number): Padded pixel value. Defaults to 0.
-        to_rgb (bool): Convert BGR to RGB. Defaults to False.
-        to_onehot (bool): Also set one-hot ``gt_score``. Defaults to False.
-        num_classes (int, optional): Number of classes. Defaults to None.
         batch_augments (dict, optional): Not supported (Mixup/CutMix would
             mix labels of B samples with V x B images); must be None.
-        channels_last (bool): Give the batch the channels-last memory
-            format. Defaults to False.
+        *args, **kwargs: The other arguments of
+            :class:`SPMLDataPreprocessor`.
 
     Example:
         >>> data_preprocessor = dict(type='MultiViewDataPreprocessor',

@@ -3,6 +3,7 @@ matrices, and the scores kept for an update rule."""
 from typing import List, NamedTuple, Optional, Sequence, Union
 
 import torch
+from mmengine.dataset import BaseDataset
 from mmpretrain.structures import DataSample
 
 from ...utils import to_device
@@ -37,6 +38,19 @@ def sample_indices(data_samples: Sequence[DataSample]) -> torch.Tensor:
                 'derived from mmengine BaseDataset, which sets it.')
         index.append(int(idx))
     return torch.tensor(index, dtype=torch.long)
+
+
+def training_set_size(dataset, user: str, state: str) -> int:
+    """The size N of the training set that ``user`` indexes its per-sample
+    ``state`` into by ``sample_idx``; refused for a dataset wrapper and for
+    samples without ``sample_idx``."""
+    if not isinstance(dataset, BaseDataset):
+        raise ValueError(
+            f'{user} indexes {state} by sample_idx of the training dataset '
+            'and does not support dataset wrappers '
+            f'({type(dataset).__name__}).')
+    sample_indices([dataset[0]['data_samples']])
+    return len(dataset)
 
 
 def scatter_indices(target: torch.Tensor, indices: List[torch.Tensor],

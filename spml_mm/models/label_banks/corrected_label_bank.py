@@ -39,13 +39,8 @@ class CorrectedLabelBank(LabelBank):
             to ``'full'``.
 
     Example:
-        >>> head = dict(type='SPMLLinearClsHead', num_classes=80,
-        ...             in_channels=2048,
-        ...             loss=dict(type='LLLoss', scheme='LL-Cp', rate=0.002),
-        ...             label_bank=dict(type='CorrectedLabelBank'))
-        >>> default_hooks = dict(
-        ...     epoch_schedule=dict(type='SPMLEpochHook'),
-        ...     sample_state=dict(type='SPMLSampleStateHook'))
+        >>> # the head of LLLoss's LL-Cp example, in the smallest exact storage
+        >>> label_bank = dict(type='CorrectedLabelBank', storage='uint8')
     """
 
     ENTRY_KEYS = ('pseudo_label', 'write_corrections')

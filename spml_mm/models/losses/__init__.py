@@ -1,4 +1,5 @@
 from .an_loss import ANLoss, an_loss
+from .base import BaseSPMLLoss
 from .consistency import ViewConsistency, view_consistency
 from .em_loss import EMLoss, em_loss
 from .epr_loss import EPRLoss, epr_loss
@@ -13,7 +14,8 @@ from .partial_bce_loss import PartialBCELoss, partial_bce_loss
 from .unified_spml_loss import UnifiedSPMLLoss, unified_spml_loss
 
 __all__ = [
-    'ANLoss', 'an_loss', 'LASDLoss', 'lasd_loss', 'theorem_5_4_lambda_neg',
+    'BaseSPMLLoss', 'ANLoss', 'an_loss', 'LASDLoss', 'lasd_loss',
+    'theorem_5_4_lambda_neg',
     'ViewConsistency', 'view_consistency', 'EMLoss', 'em_loss',
     'GRLoss', 'gr_loss',
     'UnifiedSPMLLoss', 'unified_spml_loss', 'OPMLLoss', 'opml_loss',

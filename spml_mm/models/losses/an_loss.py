@@ -1,10 +1,10 @@
 from typing import Optional, Tuple, Union
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
+from .base import BaseSPMLLoss
 from .value_and_grad import differentiable
 
 
@@ -49,7 +49,7 @@ an_loss = differentiable(an_value_and_grad)
 
 
 @MODELS.register_module()
-class ANLoss(nn.Module):
+class ANLoss(BaseSPMLLoss):
     """Assume-negative loss and its AN-LS and WAN variants.
 
     The loss is :func:`an_value_and_grad` (docs/methods.md, AN).
@@ -81,24 +81,9 @@ class ANLoss(nn.Module):
         self.label_smoothing = label_smoothing
         self.unobserved_weight = unobserved_weight
 
-    def forward(self,
-                cls_score: torch.Tensor,
-                target: torch.Tensor,
-                observed_negative: Optional[torch.Tensor] = None,
-                avg_factor: Optional[float] = None) -> torch.Tensor:
-        """Compute the loss.
-
-        Args:
-            cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
-            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
-                of observed negatives (partial labels). Defaults to None.
-            avg_factor (float, optional): Passed by MMPretrain's
-                multi-label heads (the batch size); not used: the loss
-                keeps its paper's normalisation in any head.
-        """
+    def spml_loss(self, z: torch.Tensor, s: torch.Tensor,
+                  n: Optional[torch.Tensor]) -> torch.Tensor:
         weight = self.unobserved_weight
         if weight == 'wan':
-            weight = 1. / (cls_score.size(1) - 1)
-        return an_loss(cls_score, target, self.label_smoothing, weight,
-                       observed_negative)
+            weight = 1. / (z.size(1) - 1)
+        return an_loss(z, s, self.label_smoothing, weight, n)

@@ -1,10 +1,10 @@
 from typing import Optional, Tuple
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
+from .base import BaseSPMLLoss
 from .value_and_grad import differentiable
 
 
@@ -83,7 +83,7 @@ def checked_expected_positives(k: float) -> float:
 
 
 @MODELS.register_module()
-class EPRLoss(nn.Module):
+class EPRLoss(BaseSPMLLoss):
     """Expected positive regularization (EPR) of Cole et al. (CVPR 2021).
 
     The loss is :func:`epr_value_and_grad` (docs/methods.md, EPR): the
@@ -107,21 +107,6 @@ class EPRLoss(nn.Module):
         self.expected_positives = checked_expected_positives(
             expected_positives)
 
-    def forward(self,
-                cls_score: torch.Tensor,
-                target: torch.Tensor,
-                observed_negative: Optional[torch.Tensor] = None,
-                avg_factor: Optional[float] = None) -> torch.Tensor:
-        """Compute the loss.
-
-        Args:
-            cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
-            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
-                of observed negatives (partial labels). Defaults to None.
-            avg_factor (float, optional): Passed by MMPretrain's
-                multi-label heads (the batch size); not used: the loss
-                keeps its paper's normalisation in any head.
-        """
-        return epr_loss(cls_score, target, self.expected_positives,
-                        observed_negative)
+    def spml_loss(self, z: torch.Tensor, s: torch.Tensor,
+                  n: Optional[torch.Tensor]) -> torch.Tensor:
+        return epr_loss(z, s, self.expected_positives, n)

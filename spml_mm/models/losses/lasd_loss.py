@@ -1,10 +1,10 @@
 from typing import Optional, Tuple
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
+from .base import BaseSPMLLoss
 from .value_and_grad import differentiable, indicator
 
 
@@ -106,7 +106,7 @@ lasd_loss = differentiable(lasd_value_and_grad)
 
 
 @MODELS.register_module()
-class LASDLoss(nn.Module):
+class LASDLoss(BaseSPMLLoss):
     """Leveraged asymmetric loss with disambiguation, LASD.
 
     The loss is :func:`lasd_value_and_grad` (docs/methods.md, LASD).
@@ -184,31 +184,15 @@ class LASDLoss(nn.Module):
         self.gamma_neg = gamma_neg
         self.num_classes = num_classes
 
-    def forward(self,
-                cls_score: torch.Tensor,
-                target: torch.Tensor,
-                observed_negative: Optional[torch.Tensor] = None,
-                avg_factor: Optional[float] = None) -> torch.Tensor:
-        """Compute the loss.
-
-        Args:
-            cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
-            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
-                of observed negatives (partial labels). Defaults to None.
-            avg_factor (float, optional): Passed by MMPretrain's
-                multi-label heads (the batch size); not used: the loss
-                keeps its paper's normalisation in any head.
-        """
-        if self.num_classes is not None and \
-                cls_score.size(1) != self.num_classes:
+    def spml_loss(self, z: torch.Tensor, s: torch.Tensor,
+                  n: Optional[torch.Tensor]) -> torch.Tensor:
+        if self.num_classes is not None and z.size(1) != self.num_classes:
             raise ValueError(
                 f'LASDLoss derived lambda_neg for num_classes='
-                f'{self.num_classes} but the logits have {cls_score.size(1)} '
+                f'{self.num_classes} but the logits have {z.size(1)} '
                 'classes; make loss.num_classes and head.num_classes agree')
-        return lasd_loss(cls_score, target, self.lambda_pos, self.lambda_neg,
-                         self.tau, self.gamma_pos, self.gamma_neg,
-                         observed_negative)
+        return lasd_loss(z, s, self.lambda_pos, self.lambda_neg, self.tau,
+                         self.gamma_pos, self.gamma_neg, n)
 
     def extra_repr(self) -> str:
         return (f'lambda_pos={self.lambda_pos}, '

@@ -1,10 +1,10 @@
 from typing import Optional, Tuple
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
+from .base import BaseSPMLLoss
 from .value_and_grad import differentiable
 
 
@@ -51,7 +51,7 @@ partial_bce_loss = differentiable(partial_bce_value_and_grad)
 
 
 @MODELS.register_module()
-class PartialBCELoss(nn.Module):
+class PartialBCELoss(BaseSPMLLoss):
     """Partial-BCE of Durand, Mehrasa and Mori (CVPR 2019) for partial
     labels.
 
@@ -89,24 +89,9 @@ class PartialBCELoss(nn.Module):
         self.gamma = gamma
         self.scale_at_tenth = scale_at_tenth
 
-    def forward(self,
-                cls_score: torch.Tensor,
-                target: torch.Tensor,
-                observed_negative: Optional[torch.Tensor] = None,
-                avg_factor: Optional[float] = None) -> torch.Tensor:
-        """Compute the loss.
-
-        Args:
-            cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
-            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
-                of observed negatives (partial labels). Defaults to None.
-            avg_factor (float, optional): Passed by MMPretrain's
-                multi-label heads (the batch size); not used: the loss
-                keeps its paper's normalisation in any head.
-        """
-        return partial_bce_loss(cls_score, target, self.alpha, self.gamma,
-                                observed_negative)
+    def spml_loss(self, z: torch.Tensor, s: torch.Tensor,
+                  n: Optional[torch.Tensor]) -> torch.Tensor:
+        return partial_bce_loss(z, s, self.alpha, self.gamma, n)
 
     def extra_repr(self) -> str:
         return (f'gamma={self.gamma}, scale_at_tenth={self.scale_at_tenth}'

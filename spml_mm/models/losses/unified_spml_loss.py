@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from mmengine.logging import print_log
 from mmpretrain.registry import MODELS
 
+from .base import BaseSPMLLoss
 from .gr import gr_loss
 
 
@@ -276,7 +277,7 @@ def _at(args: dict, progress: float) -> dict:
 
 
 @MODELS.register_module()
-class UnifiedSPMLLoss(nn.Module):
+class UnifiedSPMLLoss(BaseSPMLLoss):
     """The GR paper's unified SPML loss: pluggable k, v, L1, L2, L3 (Table 1).
 
     ``s * L1 + (1 - s) * v(p) * [k(p) L2 + (1 - k(p)) L3]`` averaged over
@@ -421,35 +422,20 @@ class UnifiedSPMLLoss(nn.Module):
             })
         return values
 
-    def forward(self,
-                cls_score: torch.Tensor,
-                target: torch.Tensor,
-                observed_negative: Optional[torch.Tensor] = None,
-                avg_factor: Optional[float] = None) -> torch.Tensor:
-        """Compute the loss.
-
-        Args:
-            cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
-            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
-                of observed negatives (partial labels). Defaults to None.
-            avg_factor (float, optional): Passed by MMPretrain's
-                multi-label heads (the batch size); not used: the loss
-                keeps its paper's normalisation in any head.
-        """
+    def spml_loss(self, z: torch.Tensor, s: torch.Tensor,
+                  n: Optional[torch.Tensor]) -> torch.Tensor:
         self._warn_without_schedule()
         if self._gr_q is not None:
-            return gr_loss(cls_score, target, self._k_now['w'],
-                           self._k_now['b'], self._v_now['mu'],
-                           self._v_now['sigma'], *self._gr_q,
-                           observed_negative)
+            return gr_loss(z, s, self._k_now['w'], self._k_now['b'],
+                           self._v_now['mu'], self._v_now['sigma'],
+                           *self._gr_q, n)
         k_args = dict(self.k_params) if self.trainable_k else self._k_now
         return unified_spml_loss(
-            cls_score,
-            target,
+            z,
+            s,
             k=partial(self.k_func, **k_args),
             v=partial(self.v_func, **self._v_now),
-            observed_negative=observed_negative,
+            observed_negative=n,
             **self.terms)
 
     def _warn_without_schedule(self) -> None:

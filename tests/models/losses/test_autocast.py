@@ -125,6 +125,7 @@ def test_every_registered_loss_has_a_case():
         name
         for name, obj in vars(losses).items()
         if inspect.isclass(obj) and issubclass(obj, nn.Module)
+        and not inspect.isabstract(obj)  # BaseSPMLLoss
     }
     covered = {name.split('-')[0] for name in CASES}
     assert registered == covered
