@@ -4,14 +4,12 @@
 # Proxy benchmark). The learning rate is the best of 1e-4 ... 1e-1 on the
 # validation split of the proxy at a fifth of its size
 # (docs/results/accuracy_proxy-coco_linear-f0.2_lr_search.md).
-_base_ = ['./efficientnet-lite0_proxy-coco.py']
+_base_ = [
+    '../_base_/models/efficientnet_lite0_cached.py',
+    '../_base_/datasets/proxy_coco_cached.py', '../_base_/methods/lasd.py'
+]
 
-model = dict(
-    backbone=dict(
-        _delete_=True, type='PrecomputedFeatures', feature_dim=1280))
-data_preprocessor = dict(
-    _delete_=True, type='MultiViewDataPreprocessor',
-    num_classes=_base_.num_classes)
+data_preprocessor = dict(type='MultiViewDataPreprocessor')
 # x is the image or its mirror image, x' and x'' too: the cache holds no
 # other augmentation, so the consistency term compares mirror images only
 cached_view = [dict(type='LoadCachedFeatures',
@@ -24,6 +22,12 @@ train_pipeline = [
     dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
 ]
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))
-test_dataloader = dict(dataset=dict(pipeline=_base_.cached_test_pipeline))
+
+model = dict(
+    head=dict(
+        num_classes=80,
+        loss=dict(
+            _base_.lasd_loss, lambda_pos=0.03, tau=0.9, avg_positives=2.94,
+            num_classes=80),
+        consistency=dict(type='ViewConsistency', alpha=0.1)))
 optim_wrapper = dict(optimizer=dict(lr=0.001))

@@ -42,12 +42,7 @@ data_preprocessor = dict(type='MultiViewDataPreprocessor')
 model = dict(
     head=dict(
         loss=dict(
-            type='LASDLoss',
-            lambda_pos=0.1,
-            tau=0.9,
-            gamma_pos=0.,
-            gamma_neg=4.,
-            avg_positives=2.05,
+            _base_.lasd_loss, lambda_pos=0.1, tau=0.9, avg_positives=2.05,
             num_classes=10),
         consistency=dict(type='ViewConsistency', alpha=0.7)))
 

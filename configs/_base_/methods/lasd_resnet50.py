@@ -43,10 +43,7 @@ multi_view_pipeline = [
     dict(type='PackInputs', algorithm_keys=('gt_label_full', )),
 ]
 
-# gamma_pos 0, gamma_neg 4 (Appendix A.2.2); lambda_pos, tau and kbar per
-# dataset; lambda_neg from Theorem 5.4, (1 + lambda_pos (kbar - 1)) / (K -
-# kbar); the consistency weight alpha per dataset.
+# lambda_pos, tau, kbar and alpha per dataset
 model = dict(
     head=dict(
-        loss=dict(type='LASDLoss', gamma_pos=0., gamma_neg=4.),
-        consistency=dict(type='ViewConsistency')))
+        loss=_base_.lasd_loss, consistency=dict(type='ViewConsistency')))
