@@ -263,9 +263,16 @@ def test_runner_test_refuses_a_checkpoint_that_does_not_fit(tmp_path):
     with pytest.raises(CheckpointMismatchError, match='bulk is'):
         tester(2, 'fit_test2').test()
     # the documented override loads the matching weights, with a warning
-    metrics = tester(2, 'fit_test3', strict=False).test()
+    runner = tester(2, 'fit_test3', strict=False)
+    warnings = []
+    runner.logger.warning = warnings.append
+    metrics = runner.test()
     assert metrics['toy/score'] == tester(0, 'fit_test4').test()[
         'toy/score']
+    assert [w for w in warnings if w.startswith(
+        f'load_strict=False: {ckpt} differs: ')] == [
+        f'load_strict=False: {ckpt} differs: shapes: bulk is (0,) in the '
+        'checkpoint, (2,) in the model']
 
 
 class StopInValidation(ToyScore):
