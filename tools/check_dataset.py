@@ -5,7 +5,11 @@
 Builds the train, val and test datasets as training would (which validates
 the labels: values, the one-positive rule, observed against full labels,
 annotation types), compares their class counts with each other and with
-``model.head.num_classes``, and checks every image file (missing,
+``model.head.num_classes``, checks the training label indices as an SPML
+head reads them and EPR's or ROLE's ``expected_positives`` against the
+classes (as ``SPMLDatasetCheckHook`` does before training: in range, a
+positive per sample, no class both positive and negative), and
+checks every image file (missing,
 unreadable, empty; with ``--decode`` also undecodable). Prints one line per
 problem with file and row, and exits with status 1 if there is any.
 """
@@ -15,7 +19,8 @@ import sys
 from mmengine.config import Config, DictAction
 from mmengine.registry import init_default_scope
 
-from spml_mm.datasets.validation import DatasetError, image_problems
+from spml_mm.datasets.validation import (DatasetError, image_problems,
+                                         index_label_problems)
 
 SPLITS = ('train', 'val', 'test')
 
@@ -54,6 +59,26 @@ def build_dataset(cfg, split):
     return dataset, [p for p in paths if p is not None], []
 
 
+def head_label_problems(cfg, dataset):
+    """The training samples' label problems as the config's head reads
+    them; none for a head that is not an SPML head."""
+    from mmpretrain.registry import MODELS
+
+    from spml_mm.models.heads import SPMLLinearClsHead
+    head = cfg.get('model', {}).get('head', {})
+    head_type = MODELS.get(head.get('type', ''))
+    if not (isinstance(head_type, type)
+            and issubclass(head_type, SPMLLinearClsHead)
+            and head.get('num_classes') is not None):
+        return []
+    infos = [dataset.get_data_info(k) for k in range(len(dataset))]
+    if not all('gt_label' in info for info in infos):
+        return []
+    return index_label_problems(
+        f'train dataset ({type(dataset).__name__})', infos,
+        head['num_classes'])
+
+
 def check(cfg, decode=False):
     """Every problem of the config's datasets, one line each."""
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
@@ -65,7 +90,14 @@ def check(cfg, decode=False):
         problems += found + image_problems(f'{split} dataset', paths, decode)
         if dataset is not None:
             classes[split] = len(dataset.metainfo.get('classes') or ())
+        if split == 'train' and dataset is not None:
+            problems += head_label_problems(cfg, dataset)
     head = cfg.get('model', {}).get('head', {}).get('num_classes')
+    k = (cfg.get('model', {}).get('head', {}).get('loss') or {}).get(
+        'expected_positives')
+    if head is not None and k is not None and k > head:
+        problems.append(f'model.head.loss.expected_positives={k} exceeds '
+                        f'model.head.num_classes={head}')
     for split, count in classes.items():
         if head is not None and count != head:
             problems.append(f'{split} dataset: {count} classes but '

@@ -8,7 +8,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch.nn as nn
 
 from spml_mm.datasets import (SPMLDataset, load_multilabel_annotations,
                               observe_uniform, split_train_val)
@@ -116,6 +115,14 @@ def test_check_dataset_tool_passes_a_clean_dataset(tiny_demo, capsys):
                      options(tiny_demo)[1:]) == 1
     assert ('train dataset: 10 classes but model.head.num_classes=7' in
             capsys.readouterr().out)
+    epr = osp.join(REPO, 'configs/epr/epr_vgg11bn_demo.py')
+    assert tool.main([epr] + options(tiny_demo)) == 0
+    capsys.readouterr()
+    assert tool.main([epr, '--cfg-options',
+                      'model.head.loss.expected_positives=12'] +
+                     options(tiny_demo)[1:]) == 1
+    assert ('model.head.loss.expected_positives=12 exceeds '
+            'model.head.num_classes=10' in capsys.readouterr().out)
 
 
 def test_hook_reports_every_missing_image_before_training(broken_demo):
@@ -157,3 +164,37 @@ def test_json_entries_of_the_wrong_type_are_all_named(tmp_path):
         f"{path}: data_list[4] is a list (['img_path', 'gt_label']); "
         'expected a dict with `img_path` and `gt_label`.',
     ]
+
+
+def test_check_dataset_tool_reads_labels_as_the_spml_head(tmp_path):
+    """A dataset that does not check its labels itself (MMPretrain's
+    MultiLabelDataset) gets the head's checks that the training hook runs:
+    a sample without a positive, an index outside the head's classes."""
+    from mmengine.config import Config
+    for k in range(3):
+        open(tmp_path / f'{k}.jpg', 'wb').write(b'x')
+    data_list = [dict(img_path='0.jpg', gt_label=[0]),
+                 dict(img_path='1.jpg', gt_label=[]),
+                 dict(img_path='2.jpg', gt_label=[1, 3])]
+    with open(tmp_path / 'train.json', 'w') as f:
+        json.dump(dict(metainfo=dict(classes=['a', 'b', 'c']),
+                       data_list=data_list), f)
+    cfg = Config.fromfile(CONFIG)
+    cfg.model.head.num_classes = 3
+    for split in ('val', 'test'):
+        cfg[f'{split}_dataloader'] = None
+    cfg.train_dataloader.dataset = dict(
+        type='MultiLabelDataset', data_root=str(tmp_path),
+        ann_file='train.json', pipeline=[])
+    problems, classes = load_tool().check(cfg)
+    where = 'train dataset (MultiLabelDataset) sample'
+    assert problems == [
+        f'{where} 1 ({tmp_path}/1.jpg): no positive label; every training '
+        'sample needs its observed positive',
+        f"{where} 2 ({tmp_path}/2.jpg): labels [1, 3] outside the head's "
+        'num_classes=3; make the head and dataset agree',
+    ]
+    assert classes == dict(train=3)
+    # MMPretrain's own head trains on full labels: not the SPML head's rules
+    cfg.model.head.type = 'MultiLabelLinearClsHead'
+    assert load_tool().check(cfg)[0] == []
