@@ -19,8 +19,9 @@ import sys
 from mmengine.config import Config, DictAction
 from mmengine.registry import init_default_scope
 
-from spml_mm.datasets.validation import (DatasetError, image_problems,
-                                         index_label_problems)
+from spml_mm.datasets.validation import (DatasetError,
+                                         expected_positives_problem,
+                                         image_problems, index_label_problems)
 
 SPLITS = ('train', 'val', 'test')
 
@@ -95,9 +96,9 @@ def check(cfg, decode=False):
     head = cfg.get('model', {}).get('head', {}).get('num_classes')
     k = (cfg.get('model', {}).get('head', {}).get('loss') or {}).get(
         'expected_positives')
-    if head is not None and k is not None and k > head:
-        problems.append(f'model.head.loss.expected_positives={k} exceeds '
-                        f'model.head.num_classes={head}')
+    problem = expected_positives_problem(k, head)
+    if problem:
+        problems.append(problem)
     for split, count in classes.items():
         if head is not None and count != head:
             problems.append(f'{split} dataset: {count} classes but '

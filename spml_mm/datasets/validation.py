@@ -158,6 +158,19 @@ def index_label_problems(where: str, infos: Sequence[dict],
     return problems
 
 
+def expected_positives_problem(k: Optional[float],
+                               num_classes: Optional[int]) -> Optional[str]:
+    """The problem of a loss that expects ``k`` positives per image (EPR's
+    and ROLE's ``expected_positives``) with ``num_classes`` classes, or None
+    when either is unknown or ``k`` fits."""
+    if k is None or num_classes is None or k <= num_classes:
+        return None
+    return (f'model.head.loss.expected_positives={k} (k) exceeds '
+            f'model.head.num_classes={num_classes}: an image cannot have more '
+            "positive labels than there are classes; set k to the dataset's "
+            'mean number of positives per image.')
+
+
 def image_problems(where: str,
                    paths: Sequence[str],
                    decode: bool = False) -> List[str]:

@@ -121,8 +121,9 @@ def test_check_dataset_tool_passes_a_clean_dataset(tiny_demo, capsys):
     assert tool.main([epr, '--cfg-options',
                       'model.head.loss.expected_positives=12'] +
                      options(tiny_demo)[1:]) == 1
-    assert ('model.head.loss.expected_positives=12 exceeds '
-            'model.head.num_classes=10' in capsys.readouterr().out)
+    assert ('model.head.loss.expected_positives=12 (k) exceeds '
+            'model.head.num_classes=10: an image cannot have more positive '
+            'labels than there are classes' in capsys.readouterr().out)
 
 
 def test_hook_reports_every_missing_image_before_training(broken_demo):

@@ -3,8 +3,9 @@ from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
-from spml_mm.datasets.validation import (DatasetError, image_problems,
-                                         index_label_problems)
+from spml_mm.datasets.validation import (DatasetError,
+                                         expected_positives_problem,
+                                         image_problems, index_label_problems)
 from spml_mm.models.heads import SPMLLinearClsHead
 
 CHECK_IMAGES = ('none', 'exists', 'decode')
@@ -56,12 +57,9 @@ class SPMLDatasetCheckHook(Hook):
         classes = (getattr(dataset, 'metainfo', None) or {}).get('classes')
         k = getattr(getattr(head, 'loss_module', None), 'expected_positives',
                     None)
-        if num_classes is not None and k is not None and k > num_classes:
-            raise ValueError(
-                f'model.head.loss.expected_positives={k} (k) exceeds '
-                f'model.head.num_classes={num_classes}: an image cannot have '
-                'more positive labels than there are classes; set k to the '
-                "dataset's mean number of positives per image.")
+        problem = expected_positives_problem(k, num_classes)
+        if problem:
+            raise ValueError(problem)
         if num_classes is not None and classes is not None and len(
                 classes) != num_classes:
             raise ValueError(
