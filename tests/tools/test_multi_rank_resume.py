@@ -11,13 +11,16 @@ from tests.tools.test_train_test import free_port
 
 EXIT_HOOK = '''
 import os
+from mmengine.dist import barrier
 from mmengine.hooks import Hook
 from mmpretrain.registry import HOOKS
 
 
 @HOOKS.register_module()
 class ExitAfterEpochHook(Hook):
-    """Every rank dies once the checkpoint of epoch ``epoch`` is written."""
+    """Every rank dies once the checkpoint of epoch ``epoch`` is written:
+    the barrier waits for rank 0's write, which a rank that died first
+    would cut short (torchrun then stops the other ranks)."""
 
     priority = 'LOWEST'
 
@@ -26,6 +29,7 @@ class ExitAfterEpochHook(Hook):
 
     def after_train_epoch(self, runner):
         if runner.epoch + 1 == self.epoch:
+            barrier()
             os._exit(3)
 '''
 
