@@ -1,6 +1,6 @@
-# Quick start: `make demo` (train + test AN on the demo dataset), `make test` (the test
-# suite; `make test-gpu` its GPU tier) and `make bench-quick` (one tiny run per method, as
-# CI does). All create .venv and install what is missing.
+# Quick start: `make demo` (train + test AN on the demo dataset), `make test` (the fast
+# tests; `make test-all` both tiers, `make test-gpu` the GPU tier) and `make bench-quick`
+# (one tiny run per method, as CI does). All create .venv and install what is missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -25,8 +25,14 @@ demo: $(STAMP) data/demo/formatted_val_labels.npy
 	$(PY) tools/test.py configs/an/an_vgg11bn_demo.py \
 		$$(ls work_dirs/an_demo/best_*.pth | head -n 1) --work-dir work_dirs/an_demo
 
-# the whole suite; the GPU tier's tests (marker gpu) skip without CUDA
+# the fast tier: every test but those marked slow (trainings through the
+# tools, other processes); the GPU tier's tests (marker gpu) skip without CUDA
 test: $(STAMP)
+	$(PY) -m pytest tests -q -m "not slow"
+
+# both tiers, as CI runs them
+.PHONY: test-all
+test-all: $(STAMP)
 	$(PY) -m pytest tests -q
 
 # the GPU tier alone (tests marked gpu): every method's step under

@@ -8,6 +8,43 @@ from spml_mm.datasets import make_demo_dataset
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 
+#: Programs that cost seconds each (an interpreter importing torch and the
+#: plugin, a launcher, a script that runs them): only slow tests start them.
+COSTLY_PROGRAMS = ('bash', 'sh', 'torchrun', 'srun')
+
+
+def costly_program(args):
+    """Whether ``args`` (Popen's first argument) starts a costly program."""
+    program = args if isinstance(args, (str, bytes)) else args[0]
+    if isinstance(program, bytes):
+        program = program.decode()
+    name = osp.basename(str(program).split()[0])
+    return name.startswith('python') or name in COSTLY_PROGRAMS
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test of the fast tier (not marked slow) that starts a Python
+    process or a script fails: it would make ``make test`` slow unseen."""
+    if item.get_closest_marker('slow') is not None:
+        yield
+        return
+    popen_init = subprocess.Popen.__init__
+
+    def refuse(self, *args, **kwargs):
+        command = args[0] if args else kwargs['args']
+        if costly_program(command):
+            raise RuntimeError(
+                f'{item.nodeid} starts {command!r}: mark the test '
+                '@pytest.mark.slow (make test runs -m "not slow")')
+        popen_init(self, *args, **kwargs)
+
+    subprocess.Popen.__init__ = refuse
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = popen_init
+
 
 @pytest.fixture(scope='session')
 def tiny_demo(tmp_path_factory):

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import spml_mm
 
 PACKAGE = Path(spml_mm.__file__).parent
@@ -100,6 +102,7 @@ def test_the_check_sees_cycles_through_imports_in_functions():
                       is_package=True) == {'spml_mm.datasets'}
 
 
+@pytest.mark.slow
 def test_every_module_imports_in_a_fresh_interpreter():
     """Every module imports, modules that the package's ``__init__`` files
     do not reach included. Importing any module first runs

@@ -163,6 +163,7 @@ def test_version_check_names_the_range():
             'e.g. pip install "mmpretrain>=1.2.0,<2.0.0".')
 
 
+@pytest.mark.slow
 def test_wheel_carries_the_mim_layout(installed):
     mim = osp.join(installed, 'spml_mm', '.mim')
     for name in ('model-index.yml', 'configs/grloss/resnet50_voc.py',
@@ -175,6 +176,7 @@ def test_wheel_carries_the_mim_layout(installed):
         assert f.read() == g.read()
 
 
+@pytest.mark.slow
 def test_installed_tools_run_from_another_directory(installed, tmp_path):
     """The packaged entry points import what they share and the proxy
     generator from the installed package; the wheel adds no top-level
@@ -194,10 +196,12 @@ def test_installed_tools_run_from_another_directory(installed, tmp_path):
     assert labels.shape == (10, 20)
 
 
+@pytest.mark.slow
 def test_installed_package_resolves_spml_mm_bases(installed, tmp_path):
     check_resolution(osp.join(installed, 'spml_mm'), str(tmp_path), installed)
 
 
+@pytest.mark.slow
 def test_checkout_resolves_spml_mm_bases(tmp_path):
     """An editable install or a checkout on PYTHONPATH: setup.py links the
     configs into spml_mm/.mim, and MMEngine finds them through the imported
@@ -214,6 +218,7 @@ def test_checkout_resolves_spml_mm_bases(tmp_path):
     check_resolution(osp.join(source, 'spml_mm'), str(user), source)
 
 
+@pytest.mark.slow
 def test_mim_search_lists_the_metafile_models(installed, tmp_path):
     pytest.importorskip('mim')
     out = run([sys.executable, '-m', 'mim', 'search', 'spml_mm'],

@@ -198,6 +198,7 @@ def test_glyph_class_set_and_unknown_sets(tmp_path):
         make_proxy_dataset(str(tmp_path / 'x'), 'voc', classes='emoji')
 
 
+@pytest.mark.slow
 def test_import_spml_mm_leaves_the_generator_out():
     """``custom_imports=['spml_mm']`` imports ``spml_mm``: the generator
     stays unloaded until a tool imports :mod:`spml_mm.benchmarks.proxy` by

@@ -54,6 +54,7 @@ def test_precomputed_features_pass_through_and_refuse_other_shapes():
         backbone(torch.randn(2, 3, 8, 8))
 
 
+@pytest.mark.slow
 def test_cache_tool_reads_the_data_root_given_as_cfg_options(tmp_path):
     """tools/cache_features.py on a proxy outside the config's data_root
     (how accuracy.py caches a reduced proxy): one row per image of the

@@ -138,6 +138,7 @@ def test_dataset_class_matches_prepared_config(voc_root, tmp_path,
     assert test.get_data_info(1)['gt_label'].tolist() == [C['bus'], C['car']]
 
 
+@pytest.mark.slow
 def test_tool_prints_summary(voc_root, tmp_path):
     out = str(tmp_path / 'voc')
     proc = subprocess.run([

@@ -91,6 +91,7 @@ def test_non_finite_weights_are_never_saved():
         hook.before_save_checkpoint(runner, {})
 
 
+@pytest.mark.slow
 def test_diverging_demo_run_stops_at_the_first_nan(tiny_demo, tmp_path):
     """Every config carries the guard: AN on the demo with a learning rate
     of 1e30 stops at its first non-finite loss, before saving anything."""

@@ -73,6 +73,7 @@ def test_refuses_bad_arguments_and_missing_metric():
         hook.after_val_epoch(make_runner('missing'), {'accuracy/top1': 1.})
 
 
+@pytest.mark.slow
 def test_demo_run_stops_by_the_rule_and_keeps_the_best(tiny_demo, tmp_path):
     """EM on the demo: training ends after the first epoch that is no new
     best (checked against the logged validation scores), and the best

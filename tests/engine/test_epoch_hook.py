@@ -54,6 +54,7 @@ def test_hook_reaches_loss_inside_ddp(tmp_path):
             value)
 
 
+@pytest.mark.slow
 def test_demo_training_logs_changing_parameters(tiny_demo, tmp_path):
     work = str(tmp_path / 'run')
     run_tool([

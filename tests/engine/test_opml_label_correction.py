@@ -28,6 +28,7 @@ def options(data_root, epochs, *extra):
     ]
 
 
+@pytest.mark.slow
 def test_corrections_persist_across_resume(tiny_demo, tmp_path):
     full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
     out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', full,

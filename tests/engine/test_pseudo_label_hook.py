@@ -71,6 +71,7 @@ def tiny_options(data_root, epochs, indices=32, extra=()):
     ]
 
 
+@pytest.mark.slow
 def test_resumed_run_ends_like_an_uninterrupted_one(tiny_demo, tmp_path):
     full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
     out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', full] +
@@ -145,6 +146,7 @@ def free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_ranks_hold_identical_banks(tiny_demo, tmp_path):
     (tmp_path / 'dumping_updater.py').write_text(DUMPING_UPDATER)
     config = tmp_path / 'dumping.py'

@@ -107,6 +107,7 @@ def test_write_atomically_keeps_the_old_file_on_error(tmp_path):
     assert os.listdir(tmp_path) == ['f.bin']
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('delay', [0.3, 1.1, 2.3])
 def test_sigkill_during_saving_leaves_a_resumable_checkpoint(tmp_path, delay):
     """A run saving a 48 MB checkpoint every iteration, killed at three

@@ -107,6 +107,7 @@ def test_cache_options_reach_every_loader_through_train_py_parsing():
     assert text.count("'data/proxy-coco-f0.5'") == 3
 
 
+@pytest.mark.slow
 def test_fraction_is_refused_on_the_demo_suite():
     import subprocess
     proc = subprocess.run(

@@ -2,6 +2,8 @@
 import os.path as osp
 import sys
 
+import pytest
+
 from tests.conftest import REPO
 from tools.benchmark import accuracy
 
@@ -46,6 +48,7 @@ def test_searched_rates_are_each_methods_best_validation_map(tmp_path):
         (tmp_path / 'x.md').read_text()
 
 
+@pytest.mark.slow
 def test_searched_lr_needs_a_search_of_every_method(tmp_path):
     import json
     import subprocess

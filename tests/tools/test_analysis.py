@@ -91,6 +91,7 @@ def test_per_class_ap_of_dumps(tmp_path):
             [str(tmp_path / 'gr.pkl'), str(tmp_path / 'other.pkl')])
 
 
+@pytest.mark.slow
 def test_per_class_ap_of_a_work_dir_matches_tools_test(em_apl_run, tmp_path):
     # the work dir is scored again by the tool; the dump is tools/test.py's
     out = str(tmp_path / 'ap.png')
@@ -119,6 +120,7 @@ def test_separation_by_hand():
         distinguishability.separate(scores, observed, observed)
 
 
+@pytest.mark.slow
 def test_distinguishability_of_a_training_run(em_apl_run, tmp_path):
     out = str(tmp_path / 'dist.png')
     ckpt_out = str(tmp_path / 'dist_ckpt.png')
@@ -135,6 +137,7 @@ def test_distinguishability_of_a_training_run(em_apl_run, tmp_path):
     assert osp.getsize(out) > 0 and osp.getsize(ckpt_out) > 0
 
 
+@pytest.mark.slow
 def test_pseudo_label_curve_of_a_training_run(em_apl_run, tmp_path):
     out = str(tmp_path / 'curve.png')
     (curves, ) = pseudo_label_curve.main(
@@ -177,6 +180,7 @@ def test_linear_probe_separates_separable_features_and_learns_from_labels():
     assert chance[20] < 60
 
 
+@pytest.mark.slow
 def test_proxy_vs_papers_shares_against_hand_computed_values(tmp_path):
     import json
 

@@ -10,6 +10,8 @@ import torch
 
 from tests.conftest import PYTHON, REPO, run_tool
 
+pytestmark = pytest.mark.slow  # trainings through the tools
+
 CONFIGS = {
     'epr': 'configs/epr/epr_vgg11bn_demo.py',
     'll_r': 'configs/ll_r/ll_r_vgg11bn_demo.py',

@@ -11,6 +11,8 @@ from spml_mm.models.label_banks.storage import decode_states
 from tests.conftest import PYTHON, REPO
 from tests.tools.test_train_test import free_port
 
+pytestmark = pytest.mark.slow  # two gloo nodes through tools/dist_train.sh
+
 CONFIG = 'configs/em_apl/em_apl_vgg11bn_demo.py'
 
 DUMP_HOOK = '''

@@ -4,10 +4,13 @@ import os
 import os.path as osp
 import subprocess
 
+import pytest
 import torch
 
 from tests.conftest import PYTHON, REPO, run_tool
 from tests.tools.test_train_test import free_port
+
+pytestmark = pytest.mark.slow  # two-rank trainings through tools/dist_train.sh
 
 EXIT_HOOK = '''
 import os

@@ -6,6 +6,8 @@ import pytest
 
 from tests.conftest import PYTHON, run_tool
 
+pytestmark = pytest.mark.slow  # trainings through tools/train.py
+
 CONFIG = 'configs/lasd/lasd_vgg11bn_demo.py'
 
 

@@ -4,9 +4,13 @@ import glob
 import os.path as osp
 import re
 
+import pytest
+
 from spml_mm.engine.hooks import SPMLEarlyStoppingHook
 from tests.conftest import PYTHON, run_tool
 from tests.engine.test_early_stopping_hook import make_runner, stop_epoch
+
+pytestmark = pytest.mark.slow  # trains and tests through the tools
 
 CONFIG = 'configs/an/an_vgg11bn_demo.py'
 KEY = 'spml/mAP_observed'

@@ -7,6 +7,7 @@ import os.path as osp
 import re
 import socket
 
+import pytest
 import torch
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
@@ -47,6 +48,7 @@ def test_the_dataloader_brings_the_negatives_to_the_head(tiny_demo):
     assert torch.isfinite(losses['loss'])
 
 
+@pytest.mark.slow
 def test_train_and_validate_on_partial_labels(tiny_demo, tmp_path):
     work = str(tmp_path / 'partial')
     out = run_tool([
@@ -64,6 +66,7 @@ def test_train_and_validate_on_partial_labels(tiny_demo, tmp_path):
     assert glob.glob(osp.join(work, 'best_spml_mAP_epoch_1.pth'))
 
 
+@pytest.mark.slow
 def test_two_process_gloo_training_on_partial_labels(tiny_demo, tmp_path):
     """Partial labels under tools/dist_train.sh (2 gloo processes): each
     rank's dataset observes 1 positive and 2 negatives per image and the

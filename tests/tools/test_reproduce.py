@@ -7,6 +7,8 @@ import pytest
 
 from tests.conftest import PYTHON, REPO, run_tool
 
+pytestmark = pytest.mark.slow  # runs the shell script (and Python) in processes
+
 SCRIPT = 'tools/benchmark/reproduce.sh'
 METHODS = ['full', 'an', 'an_ls', 'wan', 'epr', 'role', 'em', 'em_apl', 'll_r',
            'll_ct', 'll_cp', 'hill', 'splc', 'grloss', 'lasd', 'opml']

@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import REPO, run_tool
 
+pytestmark = pytest.mark.slow  # runs the Slurm scripts (bash) in processes
+
 FAKE_SRUN = """#!/usr/bin/env python3
 import json, os, sys
 with open(os.environ['SRUN_RECORD'], 'w') as f:

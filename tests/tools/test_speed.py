@@ -136,6 +136,7 @@ def test_history_beside_this_run():
     assert 'head share' not in text
 
 
+@pytest.mark.slow
 def test_quick_run_writes_its_page(tmp_path):
     out = run_tool([
         PYTHON, '-m', 'tools.benchmark.speed', '--quick', '--threads', '1',

@@ -27,6 +27,7 @@ def tiny_options(data_root, epochs):
     ]
 
 
+@pytest.mark.slow
 def test_mmengine_runner_trains_and_tests(tiny_demo, tmp_path):
     work = str(tmp_path / 'run')
     out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', work] +
@@ -43,6 +44,7 @@ def test_mmengine_runner_trains_and_tests(tiny_demo, tmp_path):
     assert osp.getsize(tmp_path / 'preds.pkl') > 0
 
 
+@pytest.mark.slow
 def test_resume_continues_to_the_same_weights(tiny_demo, tmp_path):
     full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
     run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', full,
@@ -68,6 +70,7 @@ def free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_process_gloo_training(tiny_demo, tmp_path):
     work = str(tmp_path / 'dist')
     env = dict(os.environ, PORT=str(free_port()), PYTHON=PYTHON)
@@ -84,6 +87,7 @@ def test_two_process_gloo_training(tiny_demo, tmp_path):
     assert re.search(r'Epoch\(test\).*spml/mAP', out)
 
 
+@pytest.mark.slow
 def test_head_and_dataset_disagree(tiny_demo, tmp_path):
     with pytest.raises(pytest.fail.Exception,
                        match=r'model.head.num_classes=7 but the train '
@@ -148,6 +152,7 @@ def test_none_switches_a_plugin_default_hook_off():
         'SPMLSyncNormBuffersHook'
 
 
+@pytest.mark.slow
 def test_reliability_hooks_leave_single_process_results_unchanged(
         tiny_demo, tmp_path):
     """The divergence guard (which has the optimizer wrapper measure the
@@ -177,6 +182,7 @@ def run_failing(args):
     return proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_misuse_is_refused_with_what_to_do(tiny_demo, tmp_path):
     """A checkpoint of another architecture in tools/test.py, a new run over
     an earlier run's checkpoints, a damaged checkpoint and max_epochs=0 are

@@ -44,6 +44,7 @@ class SleepOnRankHook(Hook):
 '''
 
 
+@pytest.mark.slow
 def test_a_hung_rank_ends_the_job_naming_rank_and_timeout(tiny_demo, tmp_path):
     """Rank 1 sleeps 120 s; with env_cfg.dist_cfg.timeout=3 rank 0's first
     gradient all-reduce fails after 3 s, naming itself and the timeout, and

@@ -11,7 +11,6 @@ from mmengine.config import Config
 from spml_mm.utils import (WorkDirInUseError, check_train_schedule,
                            claim_work_dir)
 from spml_mm.utils.work_dir import LOCK_NAME
-from tests.conftest import PYTHON
 
 
 def cfg(work_dir, resume=False):
@@ -34,9 +33,9 @@ def test_the_lock_is_held_during_the_run_and_released(tmp_path):
 
 
 def test_a_stale_lock_of_a_dead_process_is_recovered(tmp_path, capsys):
-    proc = subprocess.run([PYTHON, '-c', 'import os; print(os.getpid())'],
-                          capture_output=True, text=True)
-    dead = int(proc.stdout)
+    proc = subprocess.Popen(['true'])  # a process that has ended
+    proc.wait()
+    dead = proc.pid
     (tmp_path / LOCK_NAME).write_text(json.dumps(
         dict(pid=dead, host=socket.gethostname(), started='earlier')))
     with claim_work_dir(cfg(tmp_path)):
