@@ -1,3 +1,4 @@
+import multiprocessing.util
 import os.path as osp
 import subprocess
 import sys
@@ -25,25 +26,35 @@ def costly_program(args):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """A test of the fast tier (not marked slow) that starts a Python
-    process or a script fails: it would make ``make test`` slow unseen."""
+    process or a script (through ``subprocess`` or ``multiprocessing``'s
+    spawn) fails: it would make ``make test`` slow unseen."""
     if item.get_closest_marker('slow') is not None:
         yield
         return
     popen_init = subprocess.Popen.__init__
+    spawnv_passfds = multiprocessing.util.spawnv_passfds
 
-    def refuse(self, *args, **kwargs):
-        command = args[0] if args else kwargs['args']
+    def check(command):
         if costly_program(command):
             raise RuntimeError(
                 f'{item.nodeid} starts {command!r}: mark the test '
                 '@pytest.mark.slow (make test runs -m "not slow")')
+
+    def popen(self, *args, **kwargs):
+        check(args[0] if args else kwargs['args'])
         popen_init(self, *args, **kwargs)
 
-    subprocess.Popen.__init__ = refuse
+    def spawn(path, args, passfds):
+        check(args)
+        return spawnv_passfds(path, args, passfds)
+
+    subprocess.Popen.__init__ = popen
+    multiprocessing.util.spawnv_passfds = spawn
     try:
         yield
     finally:
         subprocess.Popen.__init__ = popen_init
+        multiprocessing.util.spawnv_passfds = spawnv_passfds
 
 
 @pytest.fixture(scope='session')

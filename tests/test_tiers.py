@@ -1,5 +1,6 @@
 """The fast tier (``make test``: ``-m "not slow"``) refuses a test that
 starts a Python process or a script unless it is marked slow."""
+import multiprocessing
 import subprocess
 import sys
 
@@ -16,6 +17,8 @@ def test_a_fast_test_cannot_start_python_or_a_script():
                     ['torchrun', '--help']):
         with pytest.raises(RuntimeError, match='mark the test'):
             subprocess.run(command, shell=isinstance(command, str))
+    with pytest.raises(RuntimeError, match='mark the test'):
+        multiprocessing.get_context('spawn').Process(target=print).start()
     # a cheap program runs (MMEngine asks the compiler for its version)
     assert subprocess.run('true', shell=True).returncode == 0
 

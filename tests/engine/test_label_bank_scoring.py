@@ -162,6 +162,7 @@ def _gather_rank(rank, world, port, out):
     torch_dist.destroy_process_group()
 
 
+@pytest.mark.slow
 def test_gather_peak_memory_within_twice_the_bound(tmp_path):
     """Two gloo ranks gather a block of max_gather_mb (200,000 x 64
     float32): each holds at most twice the bound on top of its own rows."""

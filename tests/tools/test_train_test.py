@@ -5,6 +5,7 @@ import importlib.util
 import os
 import os.path as osp
 import re
+import shutil
 import socket
 import subprocess
 
@@ -27,6 +28,16 @@ def tiny_options(data_root, epochs):
     ]
 
 
+@pytest.fixture(scope='module')
+def one_epoch(tiny_demo, tmp_path_factory):
+    """One epoch without validation, which several tests start from: its
+    work dir (copy it before writing to it) and the tool's output."""
+    work = str(tmp_path_factory.mktemp('one_epoch') / 'run')
+    out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', work,
+                    '--no-validate'] + tiny_options(tiny_demo, 1))
+    return work, out
+
+
 @pytest.mark.slow
 def test_mmengine_runner_trains_and_tests(tiny_demo, tmp_path):
     work = str(tmp_path / 'run')
@@ -45,12 +56,12 @@ def test_mmengine_runner_trains_and_tests(tiny_demo, tmp_path):
 
 
 @pytest.mark.slow
-def test_resume_continues_to_the_same_weights(tiny_demo, tmp_path):
+def test_resume_continues_to_the_same_weights(tiny_demo, one_epoch,
+                                              tmp_path):
     full, part = str(tmp_path / 'full'), str(tmp_path / 'part')
     run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', full,
               '--no-validate'] + tiny_options(tiny_demo, 2))
-    run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', part,
-              '--no-validate'] + tiny_options(tiny_demo, 1))
+    shutil.copytree(one_epoch[0], part)
     out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', part,
                     '--no-validate', '--resume'] + tiny_options(tiny_demo, 2))
     assert 'resumed epoch: 1' in out
@@ -154,17 +165,16 @@ def test_none_switches_a_plugin_default_hook_off():
 
 @pytest.mark.slow
 def test_reliability_hooks_leave_single_process_results_unchanged(
-        tiny_demo, tmp_path):
+        tiny_demo, one_epoch, tmp_path):
     """The divergence guard (which has the optimizer wrapper measure the
     gradient norm) and the norm-statistics sync change nothing in a
     single-process run: same weights and optimizer state, bit for bit."""
-    plain, guarded = str(tmp_path / 'plain'), str(tmp_path / 'guarded')
+    plain = str(tmp_path / 'plain')
     run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', plain,
               '--no-validate'] + tiny_options(tiny_demo, 1) +
              ['default_hooks.divergence_guard=None',
               'default_hooks.sync_norm_buffers=None'])
-    out = run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', guarded,
-                    '--no-validate'] + tiny_options(tiny_demo, 1))
+    guarded, out = one_epoch  # the config's hooks
     assert 'grad_norm' in out  # measured and logged
     a = torch.load(osp.join(plain, 'epoch_1.pth'), weights_only=True)
     b = torch.load(osp.join(guarded, 'epoch_1.pth'), weights_only=True)
@@ -183,14 +193,13 @@ def run_failing(args):
 
 
 @pytest.mark.slow
-def test_misuse_is_refused_with_what_to_do(tiny_demo, tmp_path):
+def test_misuse_is_refused_with_what_to_do(tiny_demo, one_epoch, tmp_path):
     """A checkpoint of another architecture in tools/test.py, a new run over
     an earlier run's checkpoints, a damaged checkpoint and max_epochs=0 are
     refused with a message saying what differs or what to do."""
     work = str(tmp_path / 'run')
     options = tiny_options(tiny_demo, 1)
-    run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', work,
-              '--no-validate'] + options)
+    shutil.copytree(one_epoch[0], work)
     ckpt = osp.join(work, 'epoch_1.pth')
     # a VGG-11 checkpoint under a VGG-13 config
     vgg13 = ['model.backbone.depth=13']
