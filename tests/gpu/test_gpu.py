@@ -96,6 +96,7 @@ def train(tiny_demo, work, precision, *extra, tool='tools/train.py'):
                     options, env=dict(os.environ, PYTHONPATH=REPO))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('precision', list(PRECISIONS))
 def test_train_tool(tiny_demo, tmp_path, precision):
     out = train(tiny_demo, str(tmp_path), precision)
@@ -103,6 +104,7 @@ def test_train_tool(tiny_demo, tmp_path, precision):
     assert osp.isfile(osp.join(tmp_path, 'epoch_1.pth'))
 
 
+@pytest.mark.slow
 def test_dist_train_one_process_nccl(tiny_demo, tmp_path):
     out = run_tool(['bash', 'tools/dist_train.sh', CONFIG, '1', '--work-dir',
                     str(tmp_path)] + tiny_options(tiny_demo, 1),
@@ -113,6 +115,7 @@ def test_dist_train_one_process_nccl(tiny_demo, tmp_path):
     assert osp.isfile(osp.join(tmp_path, 'epoch_1.pth'))
 
 
+@pytest.mark.slow
 def test_resume(tiny_demo, tmp_path):
     work = str(tmp_path)
     train(tiny_demo, work, 'bf16', '--no-validate')
