@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import PYTHON, REPO, run_tool
 
-pytestmark = pytest.mark.slow  # runs the shell script (and Python) in processes
+pytestmark = pytest.mark.slow  # runs the shell script in processes
 
 SCRIPT = 'tools/benchmark/reproduce.sh'
 METHODS = ['full', 'an', 'an_ls', 'wan', 'epr', 'role', 'em', 'em_apl', 'll_r',

@@ -139,7 +139,8 @@ def test_default_initialisation_is_torch_linear():
         dict(type='SPMLLinearClsHead', num_classes=80, in_channels=256,
              init_cfg=dict(type='Normal', layer='Linear', std=0.01)))
     normal.init_weights()
-    assert float(normal.fc.weight.detach().std()) == pytest.approx(0.01, rel=0.02)
+    assert float(normal.fc.weight.detach().std()) == pytest.approx(
+        0.01, rel=0.02)
     assert (normal.fc.bias == 0).all()
 
 
