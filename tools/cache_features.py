@@ -23,23 +23,6 @@ from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
 
 
-def image_paths(cfg: Config) -> list:
-    """``img_path`` of every sample of the train, val and test loaders,
-    each once, in loader order."""
-    from mmpretrain.registry import DATASETS
-    seen, paths = set(), []
-    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-        dataset_cfg = cfg[loader]['dataset'].copy()
-        dataset_cfg['pipeline'] = []
-        dataset = DATASETS.build(dataset_cfg)
-        for i in range(len(dataset)):
-            path = dataset.get_data_info(i)['img_path']
-            if path not in seen:
-                seen.add(path)
-                paths.append(path)
-    return paths
-
-
 @torch.no_grad()
 def extract(cfg: Config, paths: list, batch_size: int,
             mirror: bool = True) -> tuple:
@@ -94,7 +77,8 @@ def main():
     init_default_scope('mmpretrain')
     import spml_mm  # noqa: F401  (registers the SPML datasets and heads)
     start = time.time()
-    paths = image_paths(cfg)
+    from spml_mm.datasets.image_cache import config_image_paths
+    paths = config_image_paths(cfg)
     features, flipped = extract(cfg, paths, args.batch_size)
     os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
     np.savez(out, images=np.array(paths), features=features.astype(np.float16),

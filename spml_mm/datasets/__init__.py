@@ -2,6 +2,7 @@ from .coco import SPMLCOCO, load_coco_split
 from .cub import SPMLCUB, load_cub_split
 from .demo import make_demo_dataset
 from .feature_cache import LoadCachedFeatures
+from .image_cache import LoadCachedImage
 from .layout import ParsedSplit, SPMLLayoutDataset
 from .multilabel import SPMLMultiLabelDataset, load_multilabel_annotations
 from .nuswide import SPMLNUSWIDE, load_nuswide_split
@@ -17,5 +18,5 @@ __all__ = [
     'SPMLVOC', 'SPMLCOCO', 'SPMLNUSWIDE', 'SPMLCUB', 'SPMLMultiLabelDataset',
     'load_voc_split', 'load_coco_split', 'load_nuswide_split',
     'load_cub_split', 'load_multilabel_annotations', 'prepare_official',
-    'LoadCachedFeatures'
+    'LoadCachedFeatures', 'LoadCachedImage'
 ]
