@@ -67,7 +67,17 @@ def test_speed_gpu_budget_keeps_what_it_measured(tmp_path):
                            '--out', str(tmp_path)])
     record = json.loads((tmp_path / 'gpu.json').read_text())
     assert not record['complete']
+    assert list(record['heads']['fp32']) == ['stock']
     assert 'Incomplete' in (tmp_path / 'gpu.md').read_text()
+    # --resume keeps the measured row and measures the others
+    again = tmp_path / 'again'
+    speed_gpu.main(TINY + ['--tables', 'heads', '--resume',
+                           str(tmp_path / 'gpu.json'), '--out', str(again)])
+    resumed = json.loads((again / 'gpu.json').read_text())
+    assert resumed['complete']
+    assert list(resumed['heads']['fp32']) == ['stock', 'AN', 'LASD']
+    assert resumed['heads']['fp32']['stock'] == record['heads']['fp32'][
+        'stock']
 
 
 @pytest.mark.slow

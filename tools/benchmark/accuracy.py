@@ -485,8 +485,17 @@ def lr_search(args, name, out_dir, work_root, title):
             val_mAP=best_val_map(out, args.select_metric),
             select_metric=args.select_metric, seconds=time.time() - start))
         progress.update()
-    # every method and rate of the json: invocations run side by side (one
-    # per method, each with its optimizer's grid) share one table
+    write_lr_search_page(found, out_dir, name, title, args.suite,
+                         args.regime, seed, args.select_metric,
+                         command_line(sys.argv))
+
+
+def write_lr_search_page(found, out_dir, name, title, suite, regime, seed,
+                         select_metric, command):
+    """``<name>_lr_search.md`` of a rate search's results json ``found``:
+    every method and rate of the json (invocations run side by side, one
+    per method with its optimizer's grid, share one table), each method's
+    best rate marked."""
     rates = sorted({float(lr) for runs in found.values() for lr in runs})
     lines = ['| method | config | ' + ' | '.join(
         f'lr {lr:g}' for lr in rates) + ' | chosen |',
@@ -495,15 +504,15 @@ def lr_search(args, name, out_dir, work_root, title):
         runs = found[method]
         cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in rates]
         lines.append(f'| {METHODS[method][0]} | '
-                     f'`{suite_config(args.suite, method, args.regime)}` | ' +
+                     f'`{suite_config(suite, method, regime)}` | ' +
                      ' | '.join('-' if c is None else f'{c:.2f}'
                                 for c in cells) +
                      f' | {chosen_lrs(found)[method]:g} |')
     md = '\n'.join([
-        f'{title}, {args.regime} regime: best validation '
-        f'`{args.select_metric}` over the epochs per learning rate (seed '
+        f'{title}, {regime} regime: best validation '
+        f'`{select_metric}` over the epochs per learning rate (seed '
         f'{seed}; the test set is not used).', '', *lines, '',
-        f'Command: `{command_line(sys.argv)}`', '',
+        f'Command: `{command}`', '',
         f'Machine: {machine_summary()}', ''
     ])
     with open(osp.join(out_dir, f'{name}_lr_search.md'), 'w') as f:

@@ -206,7 +206,8 @@ def measure_heads(args, results: dict, save: Callable[[], None]) -> None:
     for precision in args.precisions:
         row = results.setdefault(precision, {})
         for method in ['stock'] + args.methods:
-            check_budget(args)
+            if method in row:  # measured by the run --resume continues
+                continue
             cfg = with_precision(
                 load('AN' if method == 'stock' else method, 'coco', args),
                 precision)
@@ -222,21 +223,40 @@ def measure_heads(args, results: dict, save: Callable[[], None]) -> None:
                                 lambda: fresh(data), args.batch_size, args)
             print(f'heads {precision} {method}: {row[method]}', flush=True)
             save()
+            check_budget(args)
             del model, wrapper, step
+
+
+def recipe_variants(args) -> Dict[str, List[str]]:
+    """Variant of the recipe table -> its switches."""
+    every = [s for s in SWITCHES if s != 'compile' or not args.no_compile]
+    return {'stock': [], **{s: [s] for s in args.switches if s in every},
+            'gpu_fast': every}
+
+
+def complete(args, record: dict) -> bool:
+    """Whether every row the arguments ask for is in the record."""
+    heads = 'heads' not in args.tables or all(
+        m in record['heads'].get(p, {}) for p in args.precisions
+        for m in ['stock'] + args.methods)
+    recipe = 'recipe' not in args.tables or all(
+        v in record['recipe'].get(f'{m} {p}', {})
+        for m in args.recipe_methods for p in args.precisions
+        for v in recipe_variants(args))
+    return heads and recipe
 
 
 def measure_recipe(args, results: dict, save: Callable[[], None]) -> None:
     """Fill ``results`` (``config precision`` -> variant -> ``loaded`` and
     ``replayed`` :func:`timed` results), calling ``save`` after every
     row."""
-    every = [s for s in SWITCHES if s != 'compile' or not args.no_compile]
-    variants = {'stock': [], **{s: [s] for s in args.switches
-                                if s in every}, 'gpu_fast': every}
+    variants = recipe_variants(args)
     for method in args.recipe_methods:
         for precision in args.precisions:
             row = results.setdefault(f'{method} {precision}', {})
             for name, switches in variants.items():
-                check_budget(args)
+                if name in row:  # measured by the run --resume continues
+                    continue
                 cfg = load('AN' if method == 'stock' else method, 'voc',
                            args)
                 if method == 'stock':
@@ -275,6 +295,7 @@ def measure_recipe(args, results: dict, save: Callable[[], None]) -> None:
                 print(f'recipe {method} {precision} {name}: {row[name]}',
                       flush=True)
                 save()
+                check_budget(args)
                 del model, wrapper, step, loader, batches
 
 
@@ -414,8 +435,13 @@ def parse_args(argv=None):
     parser.add_argument('--tiny', action='store_true',
                         help='a tiny ResNet-18 (smoke test)')
     parser.add_argument('--budget', type=float, metavar='SECONDS',
-                        help='start no new row after this many seconds; the '
-                        'page says which rows are missing')
+                        help='start no new row once this many seconds have '
+                        'passed; the page says it is incomplete')
+    parser.add_argument('--resume', metavar='JSON',
+                        help='keep the rows of this json (an incomplete run '
+                        'of this tool) and measure the others, if it was '
+                        'measured on this device and versions with these '
+                        'settings')
     parser.add_argument('--render', metavar='JSON',
                         help='measure nothing: write the page of this json '
                         '(one this tool wrote) into --out')
@@ -466,6 +492,19 @@ def main(argv=None):
                   ('batch_size', 'img_size', 'warmup', 'iters', 'rounds')},
         heads={}, recipe={}, complete=False)
 
+    if args.resume:
+        with open(args.resume) as f:
+            previous = json.load(f)
+        same = {k: previous.get(k) == record[k]
+                for k in ('environment', 'settings', 'tiny')}
+        if all(same.values()):
+            record.update(heads=previous['heads'], recipe=previous['recipe'])
+            print(f'--resume: the rows of {args.resume} kept', flush=True)
+        else:
+            print(f'--resume: {args.resume} differs in '
+                  f'{[k for k, v in same.items() if not v]}; measuring '
+                  'every row', flush=True)
+
     def save():
         write(record, args.out)
 
@@ -479,10 +518,10 @@ def main(argv=None):
                 measure_heads(args, record['heads'], save)
             if 'recipe' in args.tables:
                 measure_recipe(args, record['recipe'], save)
-            record['complete'] = True
         except BudgetSpent:
             print(f'--budget {args.budget:g} s spent: the page lists what '
                   'was measured', flush=True)
+        record['complete'] = complete(args, record)
     save()
     print(render(record))
     print(f'wrote {osp.join(args.out, "gpu.md")} and gpu.json beside it')
