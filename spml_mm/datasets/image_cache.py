@@ -122,8 +122,9 @@ def build_image_cache(paths: Sequence[str], steps: Sequence[dict],
     os.makedirs(osp.dirname(osp.abspath(cache_file)), exist_ok=True)
     stem = osp.splitext(cache_file)[0]
     tmp = stem + '.partial.npy'
-    images = np.lib.format.open_memmap(tmp, mode='w+', dtype=first['img'].dtype,
-                                       shape=(len(paths), ) + shape)
+    images = np.lib.format.open_memmap(
+        tmp, mode='w+', dtype=first['img'].dtype,
+        shape=(len(paths), ) + shape)
     rows = []
     bar = ProgressBar(len(paths)) if progress else None
     for i, path in enumerate(paths):

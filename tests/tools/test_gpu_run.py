@@ -18,7 +18,7 @@ def gpu_run(out, results, *extra):
     proc = subprocess.run(
         ['bash', 'tools/gpu_run.sh', '--device', 'cpu', '--tiny', '--out',
          str(out), '--results-dir', str(results), '--gpu-tests', 'tests/gpu',
-         '--budget', '900', *extra],
+         '--budget', '900', '--work', str(out.parent / 'work'), *extra],
         cwd=REPO, capture_output=True, text=True, timeout=1200,
         env=dict(os.environ, PYTHON=PYTHON, PYTHONPATH=REPO))
     assert proc.returncode == 0, proc.stderr[-4000:]

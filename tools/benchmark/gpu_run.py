@@ -47,14 +47,15 @@ from typing import Dict, List, Optional
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 PARTS = ('tier', 'speed', 'profile', 'evidence')
 #: the most seconds each part may take (of the budget left)
-CAPS = dict(tier=210, speed=150, profile=60)
+CAPS = dict(tier=240, speed=150, profile=90)
 #: the queue: methods in the order of the table, each one's rate grid
 METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml', 'opml_sp')
 ADAM_RATES = ('1e-05', '0.0001', '0.001')
 SGD_RATES = ('0.0001', '0.001', '0.01')
 SEEDS = (0, 1, 2)
-#: a run's cost against AN's (LASD trains on three views of each image)
-COST = dict(lasd=3.)
+#: a run's cost against AN's (LASD trains on three views of each image: 5.4
+#: times AN's time in the fine-tuned table at a fifth of the size)
+COST = dict(lasd=5.)
 SUITE = 'proxy-voc'
 PROXY_CONFIG = 'configs/an/efficientnet-lite0_proxy-voc.py'
 
@@ -88,6 +89,12 @@ class Run:
 
     def left(self) -> float:
         return self.deadline - time.time()
+
+    def cap(self, name: str) -> float:
+        """Seconds part ``name`` may take: its cap (``--tiny`` on a CPU:
+        none) within the budget left."""
+        return self.left() if self.args.tiny else min(CAPS[name],
+                                                      self.left())
 
     def part(self, name: str, **fields) -> None:
         self.manifest['parts'].setdefault(name, {}).update(fields)
@@ -227,9 +234,12 @@ def part_tier(run: Run) -> None:
     started = time.time()
     status = call([sys.executable, '-m', 'pytest', *args.gpu_tests, '-m',
                    'gpu', '-q', '-rs', '-p', 'no:cacheprovider',
+                   # a module this machine cannot import loses its own tests
+                   # only
+                   '--continue-on-collection-errors',
                    f'--junitxml={junit}'],
                   osp.join(folder, 'pytest.log'),
-                  min(CAPS['tier'], run.left()))
+                  run.cap('tier'))
     result = tier_result(junit) if osp.isfile(junit) else dict(
         tests={}, passed=0, failed=0, errors=0, skipped=0)
     result.update(kind=run.kind(), environment=run.manifest['environment'],
@@ -270,10 +280,10 @@ def part_speed(run: Run, procs: dict) -> None:
         return run.part('speed', status='skipped: committed, complete')
     folder = osp.join(args.out, 'speed')
     os.makedirs(folder, exist_ok=True)
-    cap = min(CAPS['speed'], run.left())
+    cap = run.cap('speed')
     cmd = [sys.executable, '-m', 'tools.benchmark.speed_gpu', '--device',
            args.device, '--out', folder, '--budget', f'{cap - 30:.0f}',
-           '--warmup', '5', '--iters', '10', '--rounds', '3',
+           '--warmup', '3', '--iters', '10', '--rounds', '3',
            '--recipe-methods', 'stock', '--no-compile']
     if args.tiny:
         cmd += ['--tiny', '--methods', 'AN', '--precisions', 'fp32',
@@ -356,14 +366,14 @@ def part_profile(run: Run, procs: dict) -> None:
     results, statuses = [], []
     iters = ['--iters', '4', '--skip', '1', '--active', '1'] if args.tiny \
         else ['--iters', '150', '--skip', '30', '--active', '10']
+    cap = run.cap('profile') / 2
     for label, options in profile_runs(args).items():
         out = osp.join(folder, label.replace(' ', '_'))
         statuses.append(call(
             [sys.executable, '-m', 'tools.benchmark.profile_train',
              PROXY_CONFIG, '--out', out, '--label', label, *iters,
              '--cfg-options', *options], osp.join(folder, 'profile.log'),
-            min(CAPS['profile'], run.left()) / 2,
-            env=dict(OMP_NUM_THREADS='2')))
+            cap, env=dict(OMP_NUM_THREADS='2')))
         if osp.isfile(osp.join(out, 'profile.json')):
             with open(osp.join(out, 'profile.json')) as f:
                 results.append(json.load(f))
