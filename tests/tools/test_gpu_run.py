@@ -11,10 +11,10 @@ import subprocess
 import pytest
 
 from tests.conftest import PYTHON, REPO
-from tools.benchmark import gpu_collect
+from tools.benchmark import gpu_collect, gpu_run
 
 
-def gpu_run(out, results, *extra):
+def gpu_command(out, results, *extra):
     proc = subprocess.run(
         ['bash', 'tools/gpu_run.sh', '--device', 'cpu', '--tiny', '--out',
          str(out), '--results-dir', str(results), '--gpu-tests', 'tests/gpu',
@@ -34,7 +34,7 @@ def test_gpu_run_rehearsal(tmp_path):
     results = tmp_path / 'results'
     results.mkdir()
     out = tmp_path / 'out1'
-    manifest = gpu_run(out, results)
+    manifest = gpu_command(out, results)
     parts = manifest['parts']
     assert manifest['kind'] == dict(device='cpu', tiny=True)
     assert manifest['environment']['torch']
@@ -84,7 +84,7 @@ def test_gpu_run_rehearsal(tmp_path):
     del seeds['an']['0']
     (results / 'accuracy_proxy-voc_finetune-f0.01.json').write_text(
         json.dumps(seeds))
-    manifest = gpu_run(tmp_path / 'out2', results)
+    manifest = gpu_command(tmp_path / 'out2', results)
     parts = manifest['parts']
     assert parts['tier']['status'] == 'skipped: committed, all passed'
     assert parts['speed']['status'] == 'skipped: committed, complete'
@@ -96,3 +96,37 @@ def test_gpu_run_rehearsal(tmp_path):
     assert again == search
     gpu_collect.main([str(tmp_path / 'out2'), '--results-dir', str(results)])
     assert len(read(results / 'gpu_runs.json')['runs']) == 2
+
+
+def test_tier_result_counts_each_outcome(tmp_path):
+    junit = tmp_path / 'junit.xml'
+    junit.write_text(
+        '<testsuites><testsuite>'
+        '<testcase classname="tests.gpu.test_gpu" name="a" time="1.5"/>'
+        '<testcase classname="tests.gpu.test_gpu" name="b" time="2">'
+        '<failure message="boom">trace</failure></testcase>'
+        '<testcase classname="tests.gpu.test_gpu" name="c" time="0">'
+        '<skipped message="no GPU"/></testcase>'
+        '<testcase classname="tests.gpu.test_gpu" name="d" time="0">'
+        '<error message="fixture"/></testcase>'
+        '</testsuite></testsuites>')
+    result = gpu_run.tier_result(str(junit))
+    assert (result['passed'], result['failed'], result['skipped'],
+            result['errors']) == (1, 1, 1, 1)
+    assert result['tests']['tests.gpu.test_gpu::b'] == dict(
+        outcome='failed', message='boom', seconds=2.)
+
+
+def test_committed_results_of_another_kind_are_not_skipped(tmp_path):
+    args = gpu_run.parse_args(['--device', 'cpu', '--tiny', '--out',
+                               str(tmp_path / 'out'), '--results-dir',
+                               str(tmp_path)])
+    run = gpu_run.Run(args)
+    (tmp_path / 'gpu_tier.json').write_text(json.dumps(
+        dict(kind=dict(device='cuda', tiny=False), failed=0, errors=0)))
+    assert run.committed('gpu_tier.json') is None
+    (tmp_path / 'gpu_tier.json').write_text(json.dumps(
+        dict(kind=dict(device='cpu', tiny=True), failed=0, errors=0)))
+    assert run.committed('gpu_tier.json')['failed'] == 0
+    assert read(tmp_path / 'out' / 'manifest.json')['kind'] == dict(
+        device='cpu', tiny=True)

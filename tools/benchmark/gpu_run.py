@@ -431,30 +431,39 @@ def part_evidence(run: Run, procs: dict) -> None:
                   all(lr in search.get(m, {}) for lr in rates(m, args))]
         return [t for t in tasks if t not in running]
 
+    walls = []  # this command's finished runs: seconds, as AN's cost
+
     def estimate(method):
-        seconds = [r['seconds'] / COST.get(m, 1.)
-                   for path in (search_json, seeds_json)
-                   for m, runs in load(path).items()
-                   for r in runs.values()]
-        base = sorted(seconds)[len(seconds) // 2] if seconds else \
-            args.run_estimate
+        """Seconds a run of ``method`` takes, launch to exit: this
+        command's runs, else the json's training times and a test pass,
+        else ``--run-estimate``."""
+        if walls:
+            base = sorted(walls)[len(walls) // 2]
+        else:
+            seconds = [r['seconds'] / COST.get(m, 1.)
+                       for path in (search_json, seeds_json)
+                       for m, runs in load(path).items()
+                       for r in runs.values()]
+            base = sorted(seconds)[len(seconds) // 2] + 30 if seconds \
+                else args.run_estimate
         return base * COST.get(method, 1.)
 
     while True:
-        for key, (proc, _) in list(running.items()):
+        for key, (proc, since) in list(running.items()):
             if proc.poll() is not None:
                 del running[key]
-                finished.append(dict(run=list(key), rc=proc.returncode))
+                seconds = time.time() - since
+                finished.append(dict(run=list(key), rc=proc.returncode,
+                                     seconds=round(seconds, 1)))
+                if proc.returncode == 0:
+                    walls.append(seconds / COST.get(key[1], 1.))
                 keep_logs(args, key, folder)
-        tasks = todo()
-        waiting = False
-        for task in tasks:
+        for task in todo():
             if len(running) >= args.jobs:
                 break
             if task in started:  # failed once: not again in this command
                 continue
             if estimate(task[1]) > run.left() - 15:
-                waiting = waiting or bool(running)
                 continue
             kind, method, value = task
             cmd = common + ['--methods', method] + (
@@ -474,8 +483,10 @@ def part_evidence(run: Run, procs: dict) -> None:
             break
         time.sleep(2 if not args.tiny else 0.5)
     search, seeds = load(search_json), load(seeds_json)
-    render_evidence(run, folder, name, search, seeds)
-    run.part('evidence', status='done' if not todo() else 'budget spent',
+    if finished:  # the pages name this machine: only when it ran something
+        render_evidence(run, folder, name, search, seeds)
+    left = len(todo())
+    run.part('evidence', status=f'{left} runs left' if left else 'done',
              lr_runs=sum(len(v) for v in search.values()),
              seed_runs=sum(len(v) for v in seeds.values()))
 
