@@ -154,14 +154,19 @@ def launch(cmd: List[str], log: str, env: Optional[dict] = None):
 
 
 def stop(proc) -> None:
-    """End a process started by :func:`launch` and its children."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
+    """End a process started by :func:`launch` and its children: an
+    interrupt first (pytest then still writes its junit xml of the tests
+    run so far), then SIGTERM, then SIGKILL."""
+    for sig, grace in ((signal.SIGINT, 15), (signal.SIGTERM, 10),
+                       (signal.SIGKILL, None)):
+        if proc.poll() is not None:
+            return
+        os.killpg(proc.pid, sig)
         try:
-            proc.wait(10)
+            proc.wait(grace)
+            return
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            pass
 
 
 def call(cmd: List[str], log: str, timeout: float,
@@ -254,6 +259,8 @@ def tier_result(junit: str) -> dict:
     """Outcome per test of a junit xml."""
     tests = {}
     for case in ET.parse(junit).getroot().iter('testcase'):
+        if case.get('name') is None:  # pytest's entry for an interruption
+            continue
         name = f"{case.get('classname')}::{case.get('name')}"
         outcome = 'passed'
         for tag in ('failure', 'error', 'skipped'):
