@@ -11,10 +11,13 @@ export GPU_RUN_START=${GPU_RUN_START:-$(date +%s)}
 cd "$(dirname "$0")/.." || exit 1
 PYTHON=${PYTHON:-python3}
 if ! "$PYTHON" -c "import mmengine, mmpretrain" 2>/dev/null; then
+  # a machine still warm from an earlier command has them in /tmp/site
+  PYTHONPATH=/tmp/site "$PYTHON" -c "import mmengine, mmpretrain" 2>/dev/null ||
   ls .whl/*.whl >/dev/null 2>&1 || {
     echo "mmengine/mmpretrain missing and no wheels in .whl/ (bash ../shared/gpu/wheels.sh)" >&2
     exit 1
   }
+  PYTHONPATH=/tmp/site "$PYTHON" -c "import mmengine, mmpretrain" 2>/dev/null ||
   "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
     --upgrade --target /tmp/site .whl/*.whl || exit 1
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
