@@ -134,8 +134,13 @@ class SPMLPreflightHook(Hook):
             if monitored:
                 runner.logger.warning(
                     'SPMLPreflightHook: the run does not validate, so '
-                    f'{", ".join(k for k, _ in monitored)} never select: no '
-                    'best checkpoint, no early stopping.')
+                    f'{", ".join(k for k, _ in monitored)} select nothing '
+                    '(no best checkpoint, no early stopping).')
+            return
+        if not (hasattr(loop, 'dataloader') and hasattr(loop, 'evaluator')):
+            runner.logger.warning(
+                f'SPMLPreflightHook: {type(loop).__name__} has no dataloader '
+                'and evaluator to check; the validation is not checked.')
             return
         dataset = loop.dataloader.dataset
         reported: List[Optional[List[str]]] = []
