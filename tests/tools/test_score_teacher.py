@@ -9,6 +9,7 @@ import json
 import os.path as osp
 import re
 
+import mmcv
 import numpy as np
 import pytest
 import torch
@@ -105,6 +106,37 @@ def test_file_missing_image_and_logits_refused(tiny_demo, dataset, tmp_path,
     assert not osp.exists(out)
 
 
+def test_file_cache_reused_or_refused(tiny_demo, dataset, tmp_path,
+                                      capsys):
+    paths = dataset_image_paths(dataset)
+    npz = str(tmp_path / 'mine.npz')
+    np.savez(npz, scores=np.full((len(paths), 10), 0.25),
+             img_paths=np.array(paths))
+    out = str(tmp_path / 't.npz')
+    args = ['--source', 'file', '--scores', npz, '--out', out]
+    assert run(tiny_demo, *args) == 0
+    created = read_teacher_scores(out)['meta']['created']
+    capsys.readouterr()
+    assert run(tiny_demo, *args) == 0
+    assert f'{out} holds these scores already (made {created}); reusing ' \
+        'it' in capsys.readouterr().out
+    # the same file for another class order is refused, not reused
+    assert run(tiny_demo, *args, options=[
+        'train_dataloader.dataset.classes=[1,0,2,3,4,5,6,7,8,9]'
+    ]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f'error: {out} exists and was made for something else: classes: '
+        "the same classes in another order (0: '0' -> '1'; 1: '1' -> '0'). "
+        'Pass --overwrite to replace it, or another --out.')
+    # so is a changed score file
+    np.savez(npz, scores=np.full((len(paths), 10), 0.5),
+             img_paths=np.array(paths))
+    assert run(tiny_demo, *args) == 1
+    assert 'scores_file_sha256: ' in capsys.readouterr().err
+    assert run(tiny_demo, *args, '--overwrite') == 0
+    np.testing.assert_array_equal(read_teacher_scores(out)['scores'], 0.5)
+
+
 # ---------------------------------------------------------------- model
 
 TINY_CLASSIFIER = """
@@ -122,7 +154,9 @@ model = dict(
 def write_classifier(tmp_path, head, num_classes=10, classes=None):
     """A tiny classifier's config and checkpoint (with class names)."""
     from mmengine.config import Config
+    from mmengine.registry import init_default_scope
     from mmpretrain.registry import MODELS
+    init_default_scope('mmpretrain')
     config = tmp_path / f'{head}.py'
     config.write_text(
         TINY_CLASSIFIER.format(head=head, num_classes=num_classes))
@@ -135,6 +169,7 @@ def write_classifier(tmp_path, head, num_classes=10, classes=None):
     return str(config), checkpoint, model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('head,activation', [
     ('MultiLabelLinearClsHead', 'sigmoid'),
     ('LinearClsHead', 'softmax'),
@@ -244,7 +279,9 @@ def tiny_clip(tmp_path):
     back afterwards.
     """
     from mmengine.config import Config
+    from mmengine.registry import init_default_scope
     from mmpretrain.registry import MODELS, TOKENIZER
+    init_default_scope('mmpretrain')
     placeholder = MODELS.get('CLIPZeroShot')
     if not inspect.isclass(placeholder):
         MODELS._module_dict.pop('CLIPZeroShot')
@@ -315,7 +352,6 @@ def test_clip_scores_prompts_and_crops(tiny_demo, dataset, tiny_clip,
     path = osp.join(tiny_demo, dataset_image_paths(dataset)[3])
     img = LoadImageFromFile()(dict(img_path=path))['img']
     assert img.shape[:2] == (48, 48)
-    import mmcv
     views = [img] + [img[y:y + 24, x:x + 24] for y in (0, 24)
                      for x in (0, 24)]
     views = torch.stack([
@@ -334,12 +370,16 @@ def test_crop_grid_drops_the_remainder():
     image = np.arange(7 * 5 * 3, dtype=np.uint8).reshape(7, 5, 3)
     views = whole_and_crops(image, 4, grid=2, interpolation='nearest')
     assert views.shape == (5, 4, 4, 3)
-    # 2 x 2 grid of a 5 x 7 image: 2 x 3 px tiles, last column and row left
-    np.testing.assert_array_equal(
-        views[4], __import__('mmcv').imresize(image[3:6, 2:4], (4, 4),
-                                              interpolation='nearest'))
+    # 2 x 2 grid of a 5 x 7 image: 2 x 3 px tiles row by row, the last
+    # column and row in none
+    tiles = [image[0:3, 0:2], image[0:3, 2:4], image[3:6, 0:2],
+             image[3:6, 2:4]]
+    for view, tile in zip(views[1:], tiles):
+        np.testing.assert_array_equal(
+            view, mmcv.imresize(tile, (4, 4), interpolation='nearest'))
 
 
+@pytest.mark.slow
 def test_cache_reused_and_stale_cache_refused(tiny_demo, dataset, tiny_clip,
                                               tmp_path, capsys):
     config, checkpoint, _ = tiny_clip
@@ -376,6 +416,7 @@ def test_cache_reused_and_stale_cache_refused(tiny_demo, dataset, tiny_clip,
     ]
 
 
+@pytest.mark.slow
 def test_interrupted_run_resumes(tiny_demo, dataset, tiny_clip, tmp_path,
                                  monkeypatch, capsys):
     config, checkpoint, _ = tiny_clip
