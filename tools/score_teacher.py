@@ -1,22 +1,23 @@
 """Write the teacher scores of a training config's images for its classes.
 
-    # a CLIP from MMPretrain's model zoo, whole images and 4 x 4 crops (AEVLP)
+    # CLIP ViT-B/16 of MMPretrain's model zoo on whole images and 4 x 4 crops
+    # (AEVLP), written where the config's label bank reads them
     python tools/score_teacher.py configs/aevlp/resnet50_voc.py --source clip \\
-        --checkpoint checkpoints/clip-vit-base-p16_openai.pth --crops 4 \\
-        --out data/voc/teacher_scores/clip_vit-b16_crops4.npz
+        --checkpoint checkpoints/clip-vit-base-p16_openai.pth --crops 4
     # any MMPretrain classifier (sigmoid of a multi-label head, softmax of a
     # single-label one)
-    python tools/score_teacher.py CONFIG --source model \\
-        --teacher-config TEACHER_CONFIG --checkpoint TEACHER.pth --out OUT.npz
+    python tools/score_teacher.py configs/vlpl/resnet50_voc.py --source model \\
+        --teacher-config TEACHER_CONFIG --checkpoint TEACHER.pth
     # scores of your own tagger: npz (scores, img_paths[, classes]), csv
     # (a header row, then the image path and one score per class on each
     # row) or npy with --img-paths
-    python tools/score_teacher.py CONFIG --source file --scores mine.csv \\
-        --out OUT.npz
+    python tools/score_teacher.py configs/vlpl/resnet50_voc.py --source file \\
+        --scores mine.csv
 
 CONFIG is the training config: its training dataset says which images and
-classes are scored. The file written (``spml_mm.datasets.teacher_scores``)
-records what produced it; a later run with the same ``--out`` reuses it when
+classes are scored, and its ``model.head.label_bank.score_file`` where the
+scores go (``--out`` elsewhere). The file written
+(``spml_mm.datasets.teacher_scores``) records what produced it; a later run with the same ``--out`` reuses it when
 it was made by the same teacher for the same images and classes, and refuses
 it otherwise (``--overwrite`` replaces it). Scoring saves its progress to
 ``OUT.partial.npz`` every ``--save-every`` images and on interruption, and an
@@ -47,9 +48,9 @@ def parse_args(argv=None):
     parser.add_argument('config', help='the training config')
     parser.add_argument('--source', choices=SOURCES, required=True,
                         help='where the scores come from')
-    parser.add_argument('--out', help='the score file; defaults to '
-                        '<data_root>/teacher_scores/<split>_<source>_<name>'
-                        '[_crops<G>].npz')
+    parser.add_argument('--out', help="the score file; defaults to the "
+                        "config's model.head.label_bank.score_file, else "
+                        '<data_root>/teacher_scores/<source>[_crops].npz')
     parser.add_argument('--overwrite', action='store_true',
                         help='replace an --out made for something else')
     group = parser.add_argument_group('--source file')
@@ -64,6 +65,9 @@ def parse_args(argv=None):
                        help='MMPretrain config of the teacher (clip: default '
                        f'{DEFAULT_CLIP_CONFIG})')
     group.add_argument('--checkpoint', help="the teacher's weights")
+    group.add_argument('--teacher-options', nargs='+', action=DictAction,
+                       help='override entries of the teacher config, e.g. '
+                       'model.tokenizer.name_or_path=checkpoints/clip-tok')
     group.add_argument('--prompt', action='append', dest='prompts',
                        help="clip: a prompt template with {} for the class "
                        "name, repeatable (default: 'a photo of a {}.')")
@@ -241,17 +245,21 @@ def convert_user_file(args, img_paths, classes, data_root):
                                rows_left_out=dropped)
 
 
-def default_out(dataset, args) -> str:
-    if args.source == 'file':
-        name = osp.splitext(osp.basename(args.scores or 'scores'))[0]
-    elif args.checkpoint:
-        name = osp.splitext(osp.basename(args.checkpoint))[0]
-    else:
-        name = 'random-init'
-    crops = f'_crops{args.crops}' if args.crops else ''
-    split = getattr(dataset, 'split', 'train')
+def config_label_bank(cfg: Config) -> dict:
+    """The label bank of the training config's head, or {}."""
+    model = cfg.get('model') or {}
+    return dict((model.get('head') or {}).get('label_bank') or {})
+
+
+def default_out(cfg: Config, dataset, args) -> str:
+    """The file the config's label bank reads (``score_file``), else
+    ``<data_root>/teacher_scores/<source>[_crops].npz``."""
+    score_file = config_label_bank(cfg).get('score_file')
+    if score_file:
+        return score_file
+    crops = '_crops' if args.crops else ''
     return osp.join(dataset.data_root or '.', 'teacher_scores',
-                    f'{split}_{args.source}_{name}{crops}.npz')
+                    f'{args.source}{crops}.npz')
 
 
 def main(argv=None) -> int:
@@ -263,8 +271,8 @@ def main(argv=None) -> int:
                                                  read_teacher_scores,
                                                  save_teacher_scores,
                                                  teacher_rows)
-    from spml_mm.engine.teacher_scorer import (DEFAULT_PROMPTS, build_teacher,
-                                               file_sha256)
+    from spml_mm.engine.teacher_scorer import (DEFAULT_PROMPTS, RAM_NOT_YET,
+                                               build_teacher, file_sha256)
     from spml_mm.engine.teacher_scoring import (identity_differences,
                                                 paths_sha256, run_identity,
                                                 score_images)
@@ -273,7 +281,13 @@ def main(argv=None) -> int:
         cfg.merge_from_dict(args.cfg_options)
     dataset = training_dataset(cfg)
     img_paths, classes = dataset_image_paths(dataset), dataset_classes(dataset)
-    out = args.out or default_out(dataset, args)
+    out = args.out or default_out(cfg, dataset, args)
+    if config_label_bank(cfg).get('type') == 'DAMPLabelBank' and \
+            not args.crops and args.source != 'file':
+        print(f'error: {args.config} trains with DAMP, which reads crop '
+              'scores; pass --crops 4 (AEVLP\'s grid; 5 for CUB)',
+              file=sys.stderr)
+        return 1
     command = 'python tools/score_teacher.py ' + shlex.join(
         sys.argv[1:] if argv is None else list(argv))
     if '--out' not in command:
@@ -285,6 +299,8 @@ def main(argv=None) -> int:
                              data_root=dataset.data_root,
                              split=getattr(dataset, 'split', None)))
     try:
+        if args.source == 'ram':
+            raise NotImplementedError(RAM_NOT_YET)
         if args.source == 'file':
             if args.scores and osp.isfile(args.scores):
                 meta.update(scores_file=args.scores,
@@ -298,6 +314,8 @@ def main(argv=None) -> int:
                 raise ValueError(f'--source {args.source} needs --checkpoint '
                                  '(the teacher\'s weights)')
             teacher_cfg = Config.fromfile(teacher_config)
+            if args.teacher_options:
+                teacher_cfg.merge_from_dict(args.teacher_options)
             meta.update(
                 teacher_config=teacher_config,
                 teacher_config_sha256=paths_sha256(
@@ -330,7 +348,7 @@ def main(argv=None) -> int:
                 args, img_paths, classes, dataset.data_root)
         else:
             teacher = build_teacher(
-                args.source, teacher_config,
+                args.source, teacher_cfg,
                 None if args.no_checkpoint else args.checkpoint, classes,
                 args.image_size, meta.get('prompts', DEFAULT_PROMPTS),
                 args.temperature, args.device)

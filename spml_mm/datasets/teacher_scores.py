@@ -4,10 +4,12 @@ A teacher score file is one ``.npz`` written by ``tools/score_teacher.py``
 (or :func:`save_teacher_scores`) and read by the label bank through
 :func:`load_teacher_scores`. It holds:
 
-- ``scores``: float32 (N, C) in [0, 1], the teacher's score of each image
-  and class (for DAMP, whole image and crops already combined);
+- ``scores``: float32 (N, C) in [0, 1], the teacher's score of each whole
+  image and class;
 - ``crop_scores`` (optional): float32 (N, K, C) in [0, 1], the score of each
-  of the K crops of each image;
+  of the K crops of each image (DAMP's grid, row by row). The label bank
+  combines them with ``scores`` (DAMP's combination depends on each image's
+  observed positive, which the training set holds);
 - ``img_paths``: str (N,), each image's path relative to the dataset's
   ``data_root``, as the dataset lists it;
 - ``classes``: str (C,), the class names in the dataset's order;

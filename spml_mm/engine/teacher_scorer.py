@@ -19,12 +19,13 @@ during training calls :meth:`TeacherScorer.score` itself.
 import hashlib
 import inspect
 import os.path as osp
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import mmcv
 import numpy as np
 import torch
 import torch.nn.functional as F
+from mmengine.config import Config
 
 #: The prompt of AEVLP's release (its ``ctx_init`` + class name + '.').
 DEFAULT_PROMPTS = ('a photo of a {}.', )
@@ -35,6 +36,13 @@ MULTIMODAL_HINT = (
     "pip install 'transformers>=4.28,<5' 'huggingface_hub<1' pycocotools "
     '(transformers 5 no longer provides what mmpretrain.models.multimodal '
     'imports)')
+
+RAM_NOT_YET = (
+    '--source ram is not available yet: RAM (MMPretrain RAMNormal) needs '
+    "MMPretrain's RAM tag lists, which its package does not ship, and "
+    f'{MULTIMODAL_HINT}. Score with --source clip, or save the tagger\'s '
+    'scores of the training images and pass them with --source file '
+    '(docs/user_guides/teacher_scores.md).')
 
 
 def file_sha256(path: str) -> str:
@@ -255,7 +263,7 @@ class CLIPTeacher(TeacherScorer):
 
 
 def build_teacher(source: str,
-                  config: str,
+                  config: Union[str, Config],
                   checkpoint: Optional[str],
                   classes: Sequence[str],
                   image_size: int,
@@ -266,7 +274,7 @@ def build_teacher(source: str,
 
     Args:
         source (str): ``'model'`` or ``'clip'``.
-        config (str): The teacher's MMPretrain config.
+        config (str | Config): The teacher's MMPretrain config.
         checkpoint (str, optional): Its weights; None keeps the config's
             initialisation (tests only).
         classes (Sequence[str]): The dataset's classes.
@@ -274,25 +282,19 @@ def build_teacher(source: str,
         prompts, temperature: Of :class:`CLIPTeacher`.
         device (str): Where the teacher runs.
     """
-    from mmengine.config import Config
     from mmengine.registry import init_default_scope
     from mmengine.runner import load_checkpoint
     from mmpretrain.registry import MODELS
 
     if source == 'ram':
-        raise NotImplementedError(
-            '--source ram is not available yet: RAM (MMPretrain '
-            "RAMNormal/RAMOpenset) needs MMPretrain's tag lists and "
-            f'transformers 4; {MULTIMODAL_HINT}. Score with --source clip or '
-            'save the tagger\'s scores and pass them with --source file '
-            '(docs/user_guides/teacher_scores.md).')
-    cfg = Config.fromfile(config)
+        raise NotImplementedError(RAM_NOT_YET)
+    cfg = Config.fromfile(config) if isinstance(config, str) else config
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
     model_cfg = cfg.model.copy()
     check_model_type(model_cfg, source)
     if source == 'clip' and model_cfg['type'] != 'CLIPZeroShot':
         raise ValueError(f'--source clip needs a CLIPZeroShot config, '
-                         f"{config} builds {model_cfg['type']}")
+                         f"{cfg.filename} builds {model_cfg['type']}")
     if source == 'model' and cfg.get('data_preprocessor') is not None:
         model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
     model = MODELS.build(model_cfg)

@@ -106,6 +106,7 @@ def test_file_missing_image_and_logits_refused(tiny_demo, dataset, tmp_path,
     assert not osp.exists(out)
 
 
+@pytest.mark.slow
 def test_file_cache_reused_or_refused(tiny_demo, dataset, tmp_path,
                                       capsys):
     paths = dataset_image_paths(dataset)
@@ -485,8 +486,7 @@ def test_partial_of_another_run_refused(tiny_demo, tiny_clip, tmp_path,
 
 
 def test_ram_is_not_yet_available(tiny_demo, capsys):
-    assert run(tiny_demo, '--source', 'ram', '--teacher-config', CONFIG,
-               '--checkpoint', CONFIG) == 1
+    assert run(tiny_demo, '--source', 'ram') == 1
     assert 'error: --source ram is not available yet' in \
         capsys.readouterr().err
 
@@ -504,3 +504,24 @@ def test_teacher_scorer_api(dataset, tiny_clip):
                                0.01))
     with pytest.raises(ValueError, match='each prompt needs one {}'):
         CLIPTeacher(model, classes, prompts=['a photo'])
+
+
+def test_out_defaults_to_the_config_bank_file(tiny_demo, dataset, tmp_path,
+                                              capsys):
+    """One scoring command writes the file the training config reads; a
+    DAMP config is refused scores without crops before any scoring."""
+    paths = dataset_image_paths(dataset)
+    npz = str(tmp_path / 'mine.npz')
+    np.savez(npz, scores=np.full((len(paths), 10), 0.25),
+             img_paths=np.array(paths))
+    bank_file = str(tmp_path / 'teacher_scores' / 'clip_crops.npz')
+    bank = [f'model.head.label_bank.score_file={bank_file}',
+            'model.head.label_bank.type=DAMPLabelBank']
+    assert run(tiny_demo, '--source', 'file', '--scores', npz,
+               options=bank) == 0
+    assert load_teacher_scores(bank_file, dataset).shape == (len(paths), 10)
+    assert run(tiny_demo, '--source', 'clip', '--checkpoint', npz,
+               options=bank) == 1
+    assert capsys.readouterr().err.strip() == (
+        f'error: {CONFIG} trains with DAMP, which reads crop scores; pass '
+        "--crops 4 (AEVLP's grid; 5 for CUB)")
