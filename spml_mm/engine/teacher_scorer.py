@@ -302,8 +302,9 @@ def build_teacher(source: str,
     if checkpoint is not None:
         if not osp.isfile(checkpoint):
             raise FileNotFoundError(f'checkpoint {checkpoint} not found')
+        # missing or unexpected keys are logged
         loaded = load_checkpoint(model, checkpoint, map_location='cpu',
-                                 logger='silent')
+                                 logger='current')
         names = (loaded.get('meta') or {}).get('dataset_meta',
                                                {}).get('classes')
     elif hasattr(model, 'init_weights'):

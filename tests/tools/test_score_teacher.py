@@ -525,3 +525,47 @@ def test_out_defaults_to_the_config_bank_file(tiny_demo, dataset, tmp_path,
     assert capsys.readouterr().err.strip() == (
         f'error: {CONFIG} trains with DAMP, which reads crop scores; pass '
         "--crops 4 (AEVLP's grid; 5 for CUB)")
+
+
+def test_file_npy_with_paths_and_ambiguous_names(tiny_demo, dataset,
+                                                  tmp_path, capsys):
+    paths = dataset_image_paths(dataset)
+    scores = np.random.RandomState(1).rand(len(paths), 10)
+    npy, keys = str(tmp_path / 'mine.npy'), str(tmp_path / 'paths.txt')
+    np.save(npy, scores)
+    out = str(tmp_path / 't.npz')
+    assert run(tiny_demo, '--source', 'file', '--scores', npy, '--out',
+               out) == 1
+    assert 'a .npy holds no image paths; pass them with --img-paths' in \
+        capsys.readouterr().err
+    with open(keys, 'w') as f:
+        f.write('\n'.join(paths))
+    assert run(tiny_demo, '--source', 'file', '--scores', npy, '--img-paths',
+               keys, '--out', out) == 0
+    np.testing.assert_allclose(load_teacher_scores(out, dataset).numpy(),
+                               scores, atol=1e-7)
+    assert read_teacher_scores(out)['meta']['class_names_from'] == \
+        'dataset order'
+    # a trailing part that names two images is refused
+    match_rows = load_tool().match_rows
+    with pytest.raises(ValueError,
+                       match=re.escape("mine: 1 image paths name several "
+                                       "images of the dataset: 'x.png' (2 "
+                                       "images); give longer paths")):
+        match_rows(['x.png', 'a/x.png'], ['a/x.png', 'b/x.png'], '.', 'mine')
+    rows, dropped = match_rows(['b/x.png', '/elsewhere/y.png', 'a/x.png'],
+                               ['a/x.png', 'b/x.png'], '/data', 'mine')
+    assert rows.tolist() == [2, 0] and dropped == 1
+
+
+def test_model_without_class_names(dataset, tmp_path):
+    classes = list(dataset.metainfo['classes'])
+    config, checkpoint, _ = write_classifier(tmp_path, 'LinearClsHead', 10)
+    teacher = build_teacher('model', config, checkpoint, classes, 48)
+    assert teacher.class_names_from == 'dataset order (no names in ' \
+        'checkpoint)'
+    assert teacher.activation == 'softmax'
+    config, checkpoint, _ = write_classifier(tmp_path, 'LinearClsHead', 12)
+    with pytest.raises(ValueError,
+                       match='the teacher has 12 classes and no class names'):
+        build_teacher('model', config, checkpoint, classes, 48)
