@@ -74,6 +74,11 @@ def parse_args(argv=None):
     group.add_argument('--temperature', type=float, default=0.01,
                        help='clip: softmax temperature of the cosine '
                        'similarities (default 0.01)')
+    group.add_argument('--feature-cache',
+                       help='model: for a teacher of cached features '
+                       '(PrecomputedFeatures backbone, the linear regime), '
+                       "the cache of the scored images; default: CONFIG's "
+                       "LoadCachedFeatures file, else the teacher config's")
     group.add_argument('--crops', type=int, default=0, metavar='G',
                        help="also score DAMP's G x G crops (AEVLP: 4, CUB 5)")
     group.add_argument('--image-size', type=int, default=224)
@@ -251,6 +256,17 @@ def config_label_bank(cfg: Config) -> dict:
     return dict((model.get('head') or {}).get('label_bank') or {})
 
 
+def cached_features_file(cfg: Config) -> Optional[str]:
+    """The ``cache_file`` of the first ``LoadCachedFeatures`` of the
+    config's training or test pipeline, or None."""
+    for loader in ('train_dataloader', 'test_dataloader'):
+        dataset = (cfg.get(loader) or {}).get('dataset') or {}
+        for step in dataset.get('pipeline') or []:
+            if step.get('type') == 'LoadCachedFeatures':
+                return step['cache_file']
+    return None
+
+
 def default_out(cfg: Config, dataset, args) -> str:
     """The file the config's label bank reads (``score_file``), else
     ``<data_root>/teacher_scores/<source>[_crops].npz``."""
@@ -329,6 +345,18 @@ def main(argv=None) -> int:
             if args.source == 'clip':
                 meta.update(prompts=list(args.prompts or DEFAULT_PROMPTS),
                             temperature=args.temperature)
+            backbone = teacher_cfg.model.get('backbone') or {}
+            if backbone.get('type') == 'PrecomputedFeatures':
+                features = args.feature_cache or cached_features_file(
+                    cfg) or cached_features_file(teacher_cfg)
+                if not features or not osp.isfile(features):
+                    raise FileNotFoundError(
+                        f'{teacher_config} scores cached features; no cache '
+                        f'of the images found ({features!r}): write it with '
+                        'tools/cache_features.py or pass --feature-cache')
+                meta.update(feature_cache=features,
+                            feature_cache_sha256=file_sha256(features),
+                            image_size=None, interpolation=None)
         identity = run_identity(meta)
         if osp.isfile(out) and not args.overwrite:
             table = read_teacher_scores(out)
@@ -357,9 +385,11 @@ def main(argv=None) -> int:
                 teacher, img_paths, dataset.data_root or '', identity,
                 batch_size=args.batch_size, grid=args.crops,
                 partial_path=out + '.partial.npz',
-                save_every=args.save_every)
+                save_every=args.save_every,
+                feature_cache=meta.get('feature_cache'))
             extra.update(teacher.meta())
-        meta.update(extra)
+        # what the run was identified by stays as the cache compares it
+        meta.update({k: v for k, v in extra.items() if k not in identity})
         save_teacher_scores(out, scores, img_paths, classes, meta,
                             crop_scores=crops)
     except (TeacherScoreError, ValueError, FileNotFoundError,

@@ -18,14 +18,15 @@ import torch
 from mmcv.transforms import LoadImageFromFile
 from mmengine.utils import ProgressBar
 
+from spml_mm.datasets.feature_cache import load_feature_cache
 from .teacher_scorer import TeacherScorer, whole_and_crops
 
 #: The meta keys that say which scores a file holds: a cached file whose
 #: keys differ from a new run's was made for something else.
 IDENTITY_KEYS = ('source', 'num_images', 'images_sha256', 'classes',
                  'teacher_config_sha256', 'checkpoint_sha256',
-                 'scores_file_sha256', 'prompts', 'temperature',
-                 'crop_grid', 'image_size', 'interpolation')
+                 'scores_file_sha256', 'feature_cache_sha256', 'prompts',
+                 'temperature', 'crop_grid', 'image_size', 'interpolation')
 
 
 def paths_sha256(img_paths: Sequence[str]) -> str:
@@ -97,7 +98,9 @@ def score_images(teacher: TeacherScorer,
                  grid: int = 0,
                  interpolation: str = 'bicubic',
                  partial_path: Optional[str] = None,
-                 save_every: int = 1000) -> Tuple[np.ndarray, Optional[np.ndarray], Dict]:
+                 save_every: int = 1000,
+                 feature_cache: Optional[str] = None
+                 ) -> Tuple[np.ndarray, Optional[np.ndarray], Dict]:
     """Score every image, and its ``grid x grid`` crops, with ``teacher``.
 
     Args:
@@ -114,6 +117,10 @@ def score_images(teacher: TeacherScorer,
             resumed from; None disables resuming.
         save_every (int): Images between two saves of the partial results
             (an interrupted or failing run saves them too).
+        feature_cache (str, optional): Feed the teacher each image's cached
+            features (``tools/cache_features.py``, keyed by the dataset's
+            ``img_path``) instead of the image: a teacher trained in the
+            linear regime (``PrecomputedFeatures``). Whole images only.
 
     Returns:
         tuple: scores (N, C), crop scores (N, grid**2, C) or None, and
@@ -125,6 +132,25 @@ def score_images(teacher: TeacherScorer,
     done = start = len(scores)
     chunks, crop_chunks = [scores], [crops]
     loader = LoadImageFromFile()
+    if feature_cache:
+        if grid:
+            raise ValueError('a teacher of cached features scores whole '
+                             'images only; leave out --crops')
+        rows, features, _ = load_feature_cache(feature_cache)
+
+    def views_of(path: str) -> np.ndarray:
+        """(views, H, W, channels) of one image."""
+        path = osp.join(data_root, path)
+        if not feature_cache:
+            return whole_and_crops(loader(dict(img_path=path))['img'],
+                                   teacher.image_size, grid, interpolation)
+        row = rows.get(osp.normpath(path))
+        if row is None:
+            raise ValueError(
+                f'{path} is not in the feature cache {feature_cache}; write '
+                'the cache of this dataset with tools/cache_features.py')
+        return features[row].astype(np.float32)[None, None, None]
+
     progress = ProgressBar(len(img_paths), start=True)
     progress.completed = done
     last_save = done
@@ -139,12 +165,7 @@ def score_images(teacher: TeacherScorer,
     try:
         while done < len(img_paths):
             batch = img_paths[done:done + batch_size]
-            images = [
-                whole_and_crops(
-                    loader(dict(img_path=osp.join(data_root, path)))['img'],
-                    teacher.image_size, grid, interpolation)
-                for path in batch
-            ]
+            images = [views_of(path) for path in batch]
             inputs = torch.from_numpy(np.stack(images)).flatten(0, 1)
             out = teacher.score(inputs.permute(0, 3, 1, 2).float())
             out = out.view(len(batch), views, num_classes).cpu().numpy()

@@ -569,3 +569,61 @@ def test_model_without_class_names(dataset, tmp_path):
     with pytest.raises(ValueError,
                        match='the teacher has 12 classes and no class names'):
         build_teacher('model', config, checkpoint, classes, 48)
+
+
+TINY_LINEAR = """
+model = dict(
+    type='ImageClassifier',
+    data_preprocessor=dict(type='ClsDataPreprocessor'),
+    backbone=dict(type='PrecomputedFeatures', feature_dim=16),
+    neck=dict(type='GlobalAveragePooling'),
+    head=dict(type='MultiLabelLinearClsHead', num_classes=10,
+              in_channels=16))
+"""
+
+
+@pytest.mark.slow
+def test_model_of_cached_features(tiny_demo, dataset, tmp_path, capsys):
+    """A teacher of the linear regime scores the images' cached features."""
+    from mmengine.config import Config
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import MODELS
+    init_default_scope('mmpretrain')
+    paths = [dataset.get_data_info(i)['img_path'] for i in range(len(dataset))]
+    rng = np.random.RandomState(0)
+    features = rng.randn(len(paths), 16).astype(np.float16)
+    cache = str(tmp_path / 'features.npz')
+    np.savez(cache, images=np.array(paths[::-1]), features=features[::-1],
+             features_flipped=features[::-1])
+    config = tmp_path / 'linear.py'
+    config.write_text(TINY_LINEAR)
+    torch.manual_seed(0)
+    model = MODELS.build(Config.fromfile(str(config)).model)
+    model.init_weights()
+    checkpoint = str(tmp_path / 'linear.pth')
+    classes = list(dataset.metainfo['classes'])
+    torch.save(dict(state_dict=model.state_dict(),
+                    meta=dict(dataset_meta=dict(classes=classes))),
+               checkpoint)
+    out = str(tmp_path / 'linear_scores.npz')
+    args = ['--source', 'model', '--teacher-config', str(config),
+            '--checkpoint', checkpoint, '--out', out]
+    assert run(tiny_demo, *args) == 1
+    assert 'scores cached features; no cache of the images found (None)' in \
+        capsys.readouterr().err
+    assert run(tiny_demo, *args, '--feature-cache', cache) == 0
+    head = model.head.fc
+    expected = torch.sigmoid(
+        torch.from_numpy(features.astype(np.float32)) @ head.weight.t() +
+        head.bias)
+    torch.testing.assert_close(load_teacher_scores(out, dataset), expected,
+                               atol=1e-5, rtol=1e-4)
+    meta = read_teacher_scores(out)['meta']
+    assert meta['feature_cache'] == cache and meta['image_size'] is None
+    capsys.readouterr()
+    assert run(tiny_demo, *args, '--feature-cache', cache) == 0
+    assert 'reusing it' in capsys.readouterr().out
+    assert run(tiny_demo, *args, '--feature-cache', cache, '--crops', '2',
+               '--overwrite') == 1
+    assert 'a teacher of cached features scores whole images only' in \
+        capsys.readouterr().err
