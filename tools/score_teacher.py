@@ -86,9 +86,6 @@ def parse_args(argv=None):
     group.add_argument('--device', default='cuda' if _cuda() else 'cpu')
     group.add_argument('--save-every', type=int, default=1000,
                        help='images between two saves of the progress')
-    group.add_argument('--no-checkpoint', action='store_true',
-                       help='score with the config\'s random initialisation '
-                       '(tests only)')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction,
                         help='override entries of CONFIG')
     return parser.parse_args(argv)
@@ -326,7 +323,7 @@ def main(argv=None) -> int:
                 DEFAULT_CLIP_CONFIG if args.source == 'clip' else None)
             if teacher_config is None:
                 raise ValueError('--source model needs --teacher-config')
-            if not args.checkpoint and not args.no_checkpoint:
+            if not args.checkpoint:
                 raise ValueError(f'--source {args.source} needs --checkpoint '
                                  '(the teacher\'s weights)')
             teacher_cfg = Config.fromfile(teacher_config)
@@ -338,8 +335,7 @@ def main(argv=None) -> int:
                     [json.dumps(teacher_cfg.model.to_dict(), sort_keys=True,
                                 default=str)]),
                 checkpoint=args.checkpoint,
-                checkpoint_sha256=(file_sha256(args.checkpoint)
-                                   if args.checkpoint else 'random-init'),
+                checkpoint_sha256=file_sha256(args.checkpoint),
                 crop_grid=args.crops, image_size=args.image_size,
                 interpolation='bicubic')
             if args.source == 'clip':
@@ -376,8 +372,7 @@ def main(argv=None) -> int:
                 args, img_paths, classes, dataset.data_root)
         else:
             teacher = build_teacher(
-                args.source, teacher_cfg,
-                None if args.no_checkpoint else args.checkpoint, classes,
+                args.source, teacher_cfg, args.checkpoint, classes,
                 args.image_size, meta.get('prompts', DEFAULT_PROMPTS),
                 args.temperature, args.device)
             os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)

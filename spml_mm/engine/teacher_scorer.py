@@ -2,7 +2,9 @@
 
 A :class:`TeacherScorer` turns a batch of images, as MMPretrain's
 ``LoadImageFromFile`` reads them (BGR, 0-255) and resized to its
-``image_size``, into scores (B, C) in [0, 1] for the dataset's classes:
+``image_size`` (or, for a teacher of the linear regime, their cached
+features, B x D x 1 x 1), into scores (B, C) in [0, 1] for the dataset's
+classes:
 
 - :class:`ModelTeacher`: any MMPretrain classifier; the sigmoid of its
   logits for a multi-label head (``MultiLabelClsHead`` and its subclasses),
@@ -264,7 +266,7 @@ class CLIPTeacher(TeacherScorer):
 
 def build_teacher(source: str,
                   config: Union[str, Config],
-                  checkpoint: Optional[str],
+                  checkpoint: str,
                   classes: Sequence[str],
                   image_size: int,
                   prompts: Sequence[str] = DEFAULT_PROMPTS,
@@ -275,8 +277,7 @@ def build_teacher(source: str,
     Args:
         source (str): ``'model'`` or ``'clip'``.
         config (str | Config): The teacher's MMPretrain config.
-        checkpoint (str, optional): Its weights; None keeps the config's
-            initialisation (tests only).
+        checkpoint (str): Its weights.
         classes (Sequence[str]): The dataset's classes.
         image_size (int): Side of the square input.
         prompts, temperature: Of :class:`CLIPTeacher`.
@@ -298,17 +299,12 @@ def build_teacher(source: str,
     if source == 'model' and cfg.get('data_preprocessor') is not None:
         model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
     model = MODELS.build(model_cfg)
-    names = None
-    if checkpoint is not None:
-        if not osp.isfile(checkpoint):
-            raise FileNotFoundError(f'checkpoint {checkpoint} not found')
-        # missing or unexpected keys are logged
-        loaded = load_checkpoint(model, checkpoint, map_location='cpu',
-                                 logger='current')
-        names = (loaded.get('meta') or {}).get('dataset_meta',
-                                               {}).get('classes')
-    elif hasattr(model, 'init_weights'):
-        model.init_weights()
+    if not osp.isfile(checkpoint):
+        raise FileNotFoundError(f'checkpoint {checkpoint} not found')
+    # missing or unexpected keys are logged
+    loaded = load_checkpoint(model, checkpoint, map_location='cpu',
+                             logger='current')
+    names = (loaded.get('meta') or {}).get('dataset_meta', {}).get('classes')
     model.to(device)
     if source == 'clip':
         return CLIPTeacher(model, classes, image_size, prompts, temperature)

@@ -130,6 +130,9 @@ def score_images(teacher: TeacherScorer,
     scores, crops = _read_partial(partial_path or '', identity, num_classes,
                                   views)
     done = start = len(scores)
+    if start:
+        print(f'resuming from {partial_path}: {start} of {len(img_paths)} '
+              'images scored')
     chunks, crop_chunks = [scores], [crops]
     loader = LoadImageFromFile()
     if feature_cache:

@@ -450,7 +450,10 @@ def test_interrupted_run_resumes(tiny_demo, dataset, tiny_clip, tmp_path,
     monkeypatch.setattr(
         CLIPTeacher, 'score',
         lambda self, inputs: seen.append(len(inputs)) or score(self, inputs))
+    capsys.readouterr()
     assert run(tiny_demo, *args, '--out', out) == 0
+    assert f'resuming from {out}.partial.npz: 64 of {len(dataset)} images ' \
+        'scored' in capsys.readouterr().out
     # only the remaining images were scored (each with its 4 crops)
     assert sum(seen) == (len(dataset) - 64) * 5
     assert not osp.exists(out + '.partial.npz')
