@@ -630,3 +630,48 @@ def test_model_of_cached_features(tiny_demo, dataset, tmp_path, capsys):
                '--overwrite') == 1
     assert 'a teacher of cached features scores whole images only' in \
         capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_clip_with_a_transformers_tokenizer(tiny_demo, dataset, tmp_path):
+    """Where MMPretrain's multimodal models are installed (transformers 4):
+    the zoo's tokenizer path, AutoTokenizer of a local CLIPTokenizer (a
+    byte-level vocab without merges but two, written here)."""
+    pytest.importorskip('transformers')
+    from mmpretrain.utils.dependency import WITH_MULTIMODAL
+    if not WITH_MULTIMODAL:
+        pytest.skip("MMPretrain's multimodal models are not installed")
+    from mmengine.config import Config
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import MODELS
+    from transformers.models.clip.tokenization_clip import bytes_to_unicode
+    chars = list(bytes_to_unicode().values())
+    vocab = chars + [c + '</w>' for c in chars] + [
+        'ph', 'pho</w>', '<|startoftext|>', '<|endoftext|>'
+    ]
+    folder = tmp_path / 'tokenizer'
+    folder.mkdir()
+    (folder / 'vocab.json').write_text(
+        json.dumps({t: i for i, t in enumerate(vocab)}))
+    (folder / 'merges.txt').write_text('#version: 0.2\np h\nph o</w>\n')
+    (folder / 'tokenizer_config.json').write_text(json.dumps(dict(
+        tokenizer_class='CLIPTokenizer', unk_token='<|endoftext|>',
+        bos_token='<|startoftext|>', eos_token='<|endoftext|>',
+        pad_token='<|endoftext|>', model_max_length=16)))
+    config = tmp_path / 'clip.py'
+    config.write_text(TINY_CLIP.replace(
+        "tokenizer=dict(type='TinyWordTokenizer', vocab_file='{vocab}')",
+        f"tokenizer=dict(type='AutoTokenizer', name_or_path='{folder}', "
+        'use_fast=False)').format(vocab_size=len(vocab)))
+    init_default_scope('mmpretrain')
+    torch.manual_seed(0)
+    model = MODELS.build(Config.fromfile(str(config)).model)
+    checkpoint = str(tmp_path / 'clip.pth')
+    torch.save(dict(state_dict=model.state_dict(), meta={}), checkpoint)
+    out = str(tmp_path / 'scores.npz')
+    assert run(tiny_demo, '--source', 'clip', '--teacher-config',
+               str(config), '--checkpoint', checkpoint, '--image-size', '32',
+               '--out', out) == 0
+    scores = load_teacher_scores(out, dataset)
+    assert scores.shape == (len(dataset), 10)
+    torch.testing.assert_close(scores.sum(1), torch.ones(len(dataset)))
