@@ -1,27 +1,29 @@
 """Write the teacher scores of a training config's images for its classes.
 
-    # CLIP ViT-B/16 of MMPretrain's model zoo on whole images and 4 x 4 crops
-    # (AEVLP), written where the config's label bank reads them
-    python tools/score_teacher.py configs/aevlp/resnet50_voc.py --source clip \\
-        --checkpoint checkpoints/clip-vit-base-p16_openai.pth --crops 4
+    # CLIP ViT-B/16 of MMPretrain's model zoo on whole images and 4 x 4
+    # crops (AEVLP), written where the config's label bank reads them
+    python tools/score_teacher.py configs/aevlp/resnet50_voc.py \\
+        --source clip --checkpoint checkpoints/clip-vit-base-p16_openai.pth \\
+        --crops 4
     # any MMPretrain classifier (sigmoid of a multi-label head, softmax of a
     # single-label one)
-    python tools/score_teacher.py configs/vlpl/resnet50_voc.py --source model \\
-        --teacher-config TEACHER_CONFIG --checkpoint TEACHER.pth
+    python tools/score_teacher.py configs/vlpl/resnet50_voc.py \\
+        --source model --teacher-config TEACHER_CONFIG --checkpoint T.pth
     # scores of your own tagger: npz (scores, img_paths[, classes]), csv
     # (a header row, then the image path and one score per class on each
     # row) or npy with --img-paths
-    python tools/score_teacher.py configs/vlpl/resnet50_voc.py --source file \\
-        --scores mine.csv
+    python tools/score_teacher.py configs/vlpl/resnet50_voc.py \\
+        --source file --scores mine.csv
 
 CONFIG is the training config: its training dataset says which images and
 classes are scored, and its ``model.head.label_bank.score_file`` where the
 scores go (``--out`` elsewhere). The file written
-(``spml_mm.datasets.teacher_scores``) records what produced it; a later run with the same ``--out`` reuses it when
-it was made by the same teacher for the same images and classes, and refuses
-it otherwise (``--overwrite`` replaces it). Scoring saves its progress to
-``OUT.partial.npz`` every ``--save-every`` images and on interruption, and an
-identical run picks it up.
+(``spml_mm.datasets.teacher_scores``) records what produced it; a later run
+with the same ``--out`` reuses it when it was made by the same teacher for
+the same images and classes, and refuses it otherwise (``--overwrite``
+replaces it). Scoring saves its progress to ``OUT.partial.npz`` every
+``--save-every`` images and on interruption, and an identical run picks it
+up.
 """
 import argparse
 import csv
@@ -393,10 +395,11 @@ def main(argv=None) -> int:
         return 1
     if osp.isfile(out + '.partial.npz'):
         os.remove(out + '.partial.npz')
-    top = np.sort(scores, 1)[:, -1].mean()
+    top = scores.max(1).mean()
+    crops_note = f', {crops.shape[1]} crops each' if crops is not None else ''
     print(f'wrote {out}: {scores.shape[0]} images x {scores.shape[1]} '
-          f'classes{f", {crops.shape[1]} crops each" if crops is not None else ""}'
-          f', mean score {scores.mean():.4f}, mean top score {top:.4f}')
+          f'classes{crops_note}, mean score {scores.mean():.4f}, mean top '
+          f'score {top:.4f}')
     return 0
 
 

@@ -86,8 +86,9 @@ def check_model_type(model_cfg, source: str) -> None:
     from mmpretrain.registry import MODELS
     found = MODELS.get(model_cfg['type'])
     if found is None:
-        raise ValueError(f"--source {source}: model type {model_cfg['type']!r} "
-                       'is not registered in MMPretrain')
+        raise ValueError(f'--source {source}: model type '
+                         f"{model_cfg['type']!r} is not registered in "
+                         'MMPretrain')
     if not inspect.isclass(found):
         raise ImportError(f"--source {source}: {model_cfg['type']} is not "
                           f'available: {MULTIMODAL_HINT}.')
