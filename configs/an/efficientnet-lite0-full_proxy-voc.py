@@ -1,6 +1,6 @@
 # Full-label BCE (the upper bound: every training image keeps all its
 # true labels) on the VOC-like proxy
-# (docs/methods.md, AN and its variants),
+# (docs/methods/an.md),
 # fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
 # configs/_base_/datasets/proxy_voc.py).
 _base_ = [

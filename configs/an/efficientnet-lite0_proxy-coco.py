@@ -1,5 +1,5 @@
 # AN (assume negative) on the COCO-like proxy
-# (docs/methods.md, AN and its variants),
+# (docs/methods/an.md),
 # fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
 # configs/_base_/datasets/proxy_voc.py).
 _base_ = [

@@ -1,4 +1,4 @@
-# LASD (docs/methods.md) on the COCO-like proxy: Table 4's COCO values
+# LASD (docs/methods/lasd.md) on the COCO-like proxy: Table 4's COCO values
 # (lambda_pos = 0.03, tau = 0.9, alpha = 0.1), kbar = 2.94 and K = 80
 # (Theorem 5.4),
 # gammas 0 / 4, 10 epochs, the views of

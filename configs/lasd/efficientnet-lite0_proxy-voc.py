@@ -1,4 +1,4 @@
-# LASD (docs/methods.md) on the VOC-like proxy: Table 4's VOC values
+# LASD (docs/methods/lasd.md) on the VOC-like proxy: Table 4's VOC values
 # (lambda_pos = 0.1, tau = 0.9, alpha = 0.7), kbar = 1.46 and K = 20
 # (Theorem 5.4),
 # gammas 0 / 4, 10 epochs, the views of

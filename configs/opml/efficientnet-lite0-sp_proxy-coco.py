@@ -1,4 +1,4 @@
-# OPML-SP (docs/methods.md) on the COCO-like proxy: the one-pair loss with
+# OPML-SP (docs/methods/opml.md) on the COCO-like proxy: the one-pair loss with
 # high rank, soft labels and AP-based label correction after epochs 3-9, with
 # the values of configs/_base_/methods/opml_sp.py (opml_sp_head); SGD, 10
 # epochs, fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;

@@ -1,4 +1,4 @@
-# OPML (docs/methods.md), the one-pair loss alone (a = b = 0.5), on the
+# OPML (docs/methods/opml.md), the one-pair loss alone (a = b = 0.5), on the
 # VOC-like proxy; SGD as the OPML paper, 10 epochs,
 # fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
 # configs/_base_/datasets/proxy_voc.py).

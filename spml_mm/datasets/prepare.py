@@ -4,7 +4,7 @@ The engine of ``tools/prepare_spml.py``: parse both official splits, confirm
 every kept image exists (and decodes, on request), write
 ``formatted_{train,val}_{images,labels,labels_obs}.npy`` and ``classes.txt``,
 and link ``images`` to the image folder so that the configs' ``data_prefix``
-finds the images. docs/methods.md ("Datasets and observed labels") describes
+finds the images. docs/methods/protocol.md ("Datasets and observed labels") describes
 the format and the rules each dataset follows.
 """
 import os

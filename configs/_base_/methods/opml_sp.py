@@ -1,4 +1,4 @@
-# OPML-SP (docs/methods.md, OPML): OPML (opml.py) with soft labels
+# OPML-SP (docs/methods/opml.md): OPML (opml.py) with soft labels
 # p * AP_k^gamma from the per-class AP after every epoch and AP-based label
 # correction after epochs 3..9. The paper's zeta is lost with its formulas;
 # 0.5 is the value chosen on the demo dataset (README, OPML).

@@ -30,7 +30,7 @@ class SPMLEarlyStoppingHook(Hook):
     ``spml/mAP`` (full labels), ``spml/mAP_observed`` (observed labels,
     unknown ones negative) or ``spml/mAP_annotated`` (annotated entries
     only), e.g. the observed ones on a validation split with
-    ``val_labels='observed'`` (docs/methods.md, "Evaluation without full
+    ``val_labels='observed'`` (docs/methods/protocol.md, "Evaluation without full
     labels"); the log names it when training starts and when it stops.
 
     Args:
