@@ -68,7 +68,7 @@ def prepare_official(dataset: str,
     Args:
         dataset (str): One of :data:`OFFICIAL_PARSERS`.
         data_root (str): The official download (layout in the error messages
-            and the README).
+            and docs/user_guides/datasets.md).
         out_dir (str): Output folder (created).
         seed (int): Seed of the observed labels. Defaults to 1200.
         check_images (bool): Decode every kept image and fail naming the

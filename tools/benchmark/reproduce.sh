@@ -28,7 +28,7 @@
 #
 # A run whose test log already holds a test mAP is not repeated, so the
 # script continues where an interrupted invocation stopped. The data must be
-# in data/DATASET (tools/prepare_spml.py, see the README).
+# in data/DATASET (tools/prepare_spml.py, see docs/user_guides/datasets.md).
 set -euo pipefail
 
 DATASET=${1:-}

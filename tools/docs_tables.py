@@ -1,0 +1,251 @@
+"""Write every result number of the README, the documentation pages and the
+method READMEs from the results json it belongs to.
+
+A Markdown file holds a generated number or table between two comments,
+invisible on the rendered page::
+
+    GR reaches <!-- results: mean_std accuracy gr -->94.42 +- 0.51<!-- /results -->
+
+``<!-- results: KIND ARGS -->`` names what goes there (:data:`KINDS`); STEM
+is a json of ``docs/results/`` without ``.json`` (``accuracy`` is the demo
+benchmark, ``accuracy_proxy-voc_linear-f0.2`` a proxy table), METHOD a key of
+``tools.benchmark.accuracy.METHODS``. The demo configs' ``mAP`` in the
+method folders' ``metafile.yml`` are written from ``accuracy.json`` too.
+``tools.benchmark.accuracy`` runs this after it writes ``docs/results``.
+
+Example:
+    python tools/docs_tables.py           # rewrite every block and metafile
+    python tools/docs_tables.py --check   # name each one that differs; exit 1
+"""
+import argparse
+import glob
+import json
+import os.path as osp
+import re
+import sys
+from typing import Callable, Dict, List, Optional
+
+REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from tools.benchmark.accuracy import METHODS, summarize  # noqa: E402
+from tools.benchmark.results_page import REFERENCE  # noqa: E402
+
+BLOCK = re.compile(r'<!-- results: (?P<spec>[^>]*?) -->(?P<body>.*?)'
+                   r'<!-- /results -->', re.S)
+#: a mean and spread typed by hand, outside any block
+HAND_COPIED = re.compile(r'\b\d{2}\.\d{2} \+- \d+\.\d{2}\b')
+#: method key -> the name of its row in the papers' table (REFERENCE)
+PAPER_ROWS = {
+    'an': 'AN', 'full': 'full-label BCE (upper bound)', 'gr': 'GR',
+    'em': 'EM', 'em_apl': 'EM + APL', 'lasd': 'LASD', 'opml_sp': 'OPML-SP',
+    'role': 'ROLE', 'll_r': 'LL-R'
+}
+
+
+def results_dir(repo: str = REPO) -> str:
+    return osp.join(repo, 'docs', 'results')
+
+
+def markdown_files(repo: str = REPO) -> List[str]:
+    """The README, every documentation page and every method README."""
+    files = [osp.join(repo, 'README.md')]
+    files += glob.glob(osp.join(repo, 'docs', '**', '*.md'), recursive=True)
+    files += glob.glob(osp.join(repo, 'configs', '*', 'README.md'))
+    return sorted(f for f in files if '_build' not in f and osp.isfile(f))
+
+
+class Results:
+    """The json files of a results folder, each summarized once."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self._rows: Dict[str, dict] = {}
+        self._raw: Dict[str, dict] = {}
+
+    def raw(self, stem: str) -> dict:
+        if stem not in self._raw:
+            path = osp.join(self.folder, f'{stem}.json')
+            if not osp.isfile(path):
+                raise ValueError(f'no results file {path}')
+            with open(path) as f:
+                self._raw[stem] = json.load(f)
+        return self._raw[stem]
+
+    def rows(self, stem: str) -> dict:
+        """Per method: mean, std, n and gap_closed (accuracy's summary)."""
+        if stem not in self._rows:
+            raw = self.raw(stem)
+            self._rows[stem] = summarize(raw,
+                                         [m for m in METHODS if m in raw])
+        return self._rows[stem]
+
+    def row(self, stem: str, method: str) -> dict:
+        rows = self.rows(stem)
+        if method not in rows:
+            raise ValueError(f'{stem}.json has no runs of {method!r}')
+        return rows[method]
+
+
+def paper_table() -> Dict[str, List[str]]:
+    """The papers' table (REFERENCE): row name -> VOC, COCO, NUS, CUB."""
+    rows = {}
+    for line in REFERENCE.strip().splitlines()[2:]:
+        cells = [c.strip() for c in line.strip('|').split('|')]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def summary(res: Results) -> str:
+    """The README's table: the demo runs beside the papers' VOC and COCO."""
+    papers = paper_table()
+    lines = ['| method | demo | seeds | share of AN-to-full gap | paper VOC '
+             '| paper COCO |', '| --- | --- | --- | --- | --- | --- |']
+    for method, row in res.rows('accuracy').items():
+        paper = papers.get(PAPER_ROWS.get(method), ['-', '-'])
+        gap = row.get('gap_closed')
+        lines.append(
+            f'| {METHODS[method][0]} | {row["mean"]:.2f} +- '
+            f'{row["std"]:.2f} | {row["n"]} | '
+            f'{"-" if gap is None else f"{100 * gap:.0f}%"} | '
+            f'{paper[0]} | {paper[1]} |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def _seed(res: Results, stem: str, method: str, seed: str) -> str:
+    runs = res.raw(stem).get(method, {})
+    if seed not in runs:
+        raise ValueError(f'{stem}.json has no seed {seed} of {method!r}')
+    return f'{runs[seed]["mAP"]:.2f}'
+
+
+def _gap(res: Results, stem: str, method: str) -> str:
+    gap = res.row(stem, method).get('gap_closed')
+    if gap is None:
+        raise ValueError(f'{stem}.json lacks AN or full labels for the gap')
+    return f'{100 * gap:.0f}%'
+
+
+def _seeds(res: Results, stem: str, method: str) -> str:
+    return ', '.join(sorted(res.raw(stem).get(method, {}), key=int))
+
+
+#: kind -> renderer(results, *arguments of the block)
+KINDS: Dict[str, Callable[..., str]] = {
+    # the README's summary table
+    'summary': summary,
+    # "94.42 +- 0.51": mean and population std over the seeds
+    'mean_std': lambda r, stem, m: (f'{r.row(stem, m)["mean"]:.2f} +- '
+                                    f'{r.row(stem, m)["std"]:.2f}'),
+    # "94.42": the mean
+    'mean': lambda r, stem, m: f'{r.row(stem, m)["mean"]:.2f}',
+    # "80%": the share of the AN-to-full gap closed
+    'gap': _gap,
+    # "85.75": one seed's test mAP
+    'seed': _seed,
+    # "0, 1, 2": the seeds run
+    'seeds': _seeds,
+}
+
+
+def render(spec: str, res: Results) -> str:
+    kind, *args = spec.split()
+    if kind not in KINDS:
+        raise ValueError(f'unknown results block {spec!r}; kinds: '
+                         f'{", ".join(KINDS)}')
+    return KINDS[kind](res, *args)
+
+
+def update_text(text: str, res: Results, where: str = '') -> str:
+    """``text`` with every block rendered anew."""
+
+    def sub(match):
+        try:
+            body = render(match.group('spec'), res)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f'{where}: <!-- results: {match.group("spec")} '
+                             f'-->: {e}') from None
+        return f'<!-- results: {match.group("spec")} -->{body}' \
+            '<!-- /results -->'
+
+    return BLOCK.sub(sub, text)
+
+
+def hand_copied(text: str) -> List[str]:
+    """Means and spreads outside the blocks (numbers typed by hand)."""
+    outside = BLOCK.sub('', text)
+    return HAND_COPIED.findall(outside)
+
+
+def update_metafile(text: str, res: Results) -> str:
+    """The ``mAP`` of every demo config's model entry from accuracy.json."""
+    configs = {cfg: m for m, (_, cfg) in METHODS.items()}
+    out = []
+    entries = re.split(r'(?m)^(?=  - Name: )', text)
+    for entry in entries:
+        found = re.search(r'(?m)^    Config: (\S+)', entry)
+        config_of_entry = found.group(1) if found else None
+        method = configs.get(config_of_entry)
+        if method and method in res.rows('accuracy'):
+            mean = res.row('accuracy', method)['mean']
+            entry = re.sub(r'(?m)^(          mAP: )\S+',
+                           lambda m: f'{m.group(1)}{mean:.2f}', entry)
+        out.append(entry)
+    return ''.join(out)
+
+
+def run(repo: str = REPO, check: bool = False,
+        folder: Optional[str] = None) -> List[str]:
+    """Render every block and metafile; with ``check``, write nothing.
+
+    Returns:
+        list[str]: A line per file whose numbers differ from the json (each
+        block or metafile that ``check`` found stale, or was rewritten) and
+        per number typed by hand outside a block.
+    """
+    res = Results(folder or results_dir(repo))
+    problems = []
+    targets = [(p, update_text) for p in markdown_files(repo)]
+    targets += [(p, lambda t, r, w: update_metafile(t, r))
+                for p in sorted(glob.glob(
+                    osp.join(repo, 'configs', '*', 'metafile.yml')))]
+    for path, update in targets:
+        with open(path) as f:
+            text = f.read()
+        rel = osp.relpath(path, repo)
+        new = update(text, res, rel)
+        if path.endswith('.md'):
+            problems += [f'{rel}: {n!r} is typed by hand; put it in a '
+                         '<!-- results: ... --> block' for n in
+                         hand_copied(new)
+                         if not _is_tool_output(path, repo)]
+        if new != text:
+            problems.append(f'{rel}: numbers differ from the results json' if
+                            check else f'{rel}: rewritten')
+            if not check:
+                with open(path, 'w') as f:
+                    f.write(new)
+    return problems
+
+
+def _is_tool_output(path: str, repo: str) -> bool:
+    """Pages a benchmark tool writes whole (they are their own render)."""
+    rel = osp.relpath(path, repo)
+    return rel.startswith(osp.join('docs', 'results')) or \
+        rel == osp.join('docs', 'RESULTS.md')
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--check', action='store_true',
+                        help='write nothing; exit 1 when a number differs')
+    args = parser.parse_args()
+    problems = run(check=args.check)
+    print('\n'.join(problems) or 'every result number matches its json')
+    stale = [p for p in problems if not p.endswith('rewritten')]
+    sys.exit(1 if stale else 0)
+
+
+if __name__ == '__main__':
+    main()
