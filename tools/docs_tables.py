@@ -36,6 +36,8 @@ BLOCK = re.compile(r'<!-- results: (?P<spec>[^>]*?) -->(?P<body>.*?)'
                    r'<!-- /results -->', re.S)
 #: a mean and spread typed by hand, outside any block
 HAND_COPIED = re.compile(r'\b\d{2}\.\d{2} \+- \d+\.\d{2}\b')
+#: the columns of the papers' table (REFERENCE)
+PAPER_COLUMNS = ('VOC', 'COCO', 'NUS', 'CUB')
 #: method key -> the name of its row in the papers' table (REFERENCE)
 PAPER_ROWS = {
     'an': 'AN', 'full': 'full-label BCE (upper bound)', 'gr': 'GR',
@@ -131,6 +133,127 @@ def _seeds(res: Results, stem: str, method: str) -> str:
     return ', '.join(sorted(res.raw(stem).get(method, {}), key=int))
 
 
+def _paper(dataset: str, method: str) -> str:
+    column = PAPER_COLUMNS.index(dataset)
+    return paper_table()[PAPER_ROWS[method]][column]
+
+
+def _paper_gap(dataset: str, method: str) -> Optional[float]:
+    """The share of the AN-to-full gap a method closes in its paper."""
+    if method not in PAPER_ROWS:
+        return None
+    an, full, got = (float(_paper(dataset, m)) for m in ('an', 'full', method))
+    return (got - an) / (full - an)
+
+
+def _percent(share: Optional[float]) -> str:
+    return '-' if share is None else f'{100 * share:.0f}%'
+
+
+def _suite_label(stem: str) -> str:
+    return 'VOC-like' if 'proxy-voc' in stem else 'COCO-like'
+
+
+def _rate(lr: float) -> str:
+    """1e-3 rather than 0.001, as the tables write rates."""
+    mantissa, exponent = f'{lr:.0e}'.split('e')
+    return f'{mantissa}e{int(exponent)}'
+
+
+def lr_table(res: Results, *stems: str) -> str:
+    """Best validation mAP per learning rate of each proxy's
+    ``<stem>_lr_search.json`` side by side, the best in bold."""
+    searches = [res.raw(f'{s}_lr_search') for s in stems]
+    rates = [sorted({float(lr) for runs in found.values() for lr in runs})
+             for found in searches]
+    lines = ['| method | ' + ' | '.join(
+        f'{_suite_label(s)}: ' + ' / '.join(_rate(lr) for lr in r) +
+        ' | chosen' for s, r in zip(stems, rates)) + ' |',
+        '| --- ' * (1 + 2 * len(stems)) + '|']
+    methods = [m for m in METHODS if all(m in f for f in searches)]
+    for method in methods:
+        cells = []
+        for found, grid in zip(searches, rates):
+            runs = found[method]
+            best = max(runs, key=lambda lr: runs[lr]['val_mAP'])
+            cells.append(' / '.join(
+                '-' if f'{lr:g}' not in runs else
+                (f'**{runs[f"{lr:g}"]["val_mAP"]:.2f}**' if f'{lr:g}' == best
+                 else f'{runs[f"{lr:g}"]["val_mAP"]:.2f}') for lr in grid) +
+                f' | {_rate(float(best))}')
+        lines.append(f'| {METHODS[method][0]} | ' + ' | '.join(cells) + ' |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def share_table(res: Results, *stems: str) -> str:
+    """Test mAP and share of the AN-to-full gap of each proxy's json side by
+    side, and the papers' share on the dataset each proxy imitates."""
+    datasets = ['VOC' if 'proxy-voc' in s else 'COCO' for s in stems]
+    lines = ['| method | ' + ' | '.join(
+        f'{_suite_label(s)} proxy | share of gap' for s in stems) + ' | ' +
+        ' | '.join(f'paper, {d}: share of gap' for d in datasets) + ' |',
+        '| --- ' * (1 + 3 * len(stems)) + '|']
+    methods = [m for m in METHODS if all(m in res.rows(s) for s in stems)]
+    for method in methods:
+        cells = [f'{KINDS["mean_std"](res, s, method)} | '
+                 f'{_percent(res.row(s, method).get("gap_closed"))}'
+                 for s in stems]
+        cells += [_percent(_paper_gap(d, method)) for d in datasets]
+        lines.append(f'| {METHODS[method][0]} | ' + ' | '.join(cells) + ' |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def _diff(res: Results, stem: str, method: str, base: str,
+          base_method: str) -> str:
+    return (f'{res.row(stem, method)["mean"] - res.row(base, base_method)["mean"]:+.2f}')
+
+
+def _seed_list(res: Results, stem: str, method: str) -> str:
+    runs = res.raw(stem).get(method, {})
+    return ' / '.join(f'{runs[s]["mAP"]:.2f}' for s in sorted(runs, key=int))
+
+
+def _selection(res: Results) -> dict:
+    """``tools.benchmark.selection``'s summary of ``selection.json``."""
+    from tools.benchmark import selection
+    if 'selection' not in res._rows:
+        found = res.raw('selection')
+        res._rows['selection'] = selection.summarize(
+            found, [m for m in selection.STUDY_METHODS if m in found])
+    return res._rows['selection']
+
+
+def selection_table(res: Results) -> str:
+    from tools.benchmark import selection
+    labels = {'full': 'full labels, all validation images',
+              'observed': 'observed single positives, all validation images'}
+    labels.update({c: f'full labels, {c.split("-")[1]} images'
+                   for c in _selection(res) if c.startswith('subset-')})
+    return '\n' + '\n'.join(
+        selection.table_lines(_selection(res), labels)) + '\n'
+
+
+def _selection_loss(res: Results, criterion: str,
+                    method: Optional[str] = None) -> str:
+    """The mean test mAP lost over the methods ("0.48"), or one method's
+    change against selecting on full labels ("-1.21")."""
+    rows = _selection(res)[criterion]
+    if method is None:
+        return f'{sum(r["lost"] for r in rows.values()) / len(rows):.2f}'
+    return f'{-rows[method]["lost"] or 0.:+.2f}'
+
+
+def paper_columns(res: Results, *datasets: str) -> str:
+    """The papers' table (REFERENCE) restricted to some datasets."""
+    index = [PAPER_COLUMNS.index(d) for d in datasets]
+    lines = ['| method | ' + ' | '.join(datasets) + ' |',
+             '| --- ' * (1 + len(datasets)) + '|']
+    for name, cells in paper_table().items():
+        lines.append(f'| {name} | ' + ' | '.join(cells[i] for i in index) +
+                     ' |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
 #: kind -> renderer(results, *arguments of the block)
 KINDS: Dict[str, Callable[..., str]] = {
     # the README's summary table
@@ -146,6 +269,28 @@ KINDS: Dict[str, Callable[..., str]] = {
     'seed': _seed,
     # "0, 1, 2": the seeds run
     'seeds': _seeds,
+    # "63.40 / 66.44 / 67.02": each seed's test mAP
+    'seed_list': _seed_list,
+    # "609": mean training time of a run in seconds
+    'seconds': lambda r, stem, m: f'{r.row(stem, m)["seconds"]:.0f}',
+    # "+0.23": STEM's METHOD against BASE's BASE_METHOD, in mean test mAP
+    'diff': _diff,
+    # "89.83", "112%": a paper's number on VOC, COCO, NUS or CUB (REFERENCE)
+    # and the share of its AN-to-full gap it closes
+    'paper': lambda r, dataset, m: _paper(dataset, m),
+    'paper_gap': lambda r, dataset, m: _percent(_paper_gap(dataset, m)),
+    # tables of the proxy page: learning-rate searches and test mAP with
+    # the share of the gap, one column group per proxy json
+    'lr_table': lr_table,
+    # the papers' table (REFERENCE), e.g. "paper_columns VOC COCO"
+    'paper_columns': paper_columns,
+    'share_table': share_table,
+    # selecting without full validation labels (selection.json): the table,
+    # "0.48" / "-1.21" (CRITERION [METHOD]) and one pick's mean and std
+    'selection_table': selection_table,
+    'selection_loss': _selection_loss,
+    'selection_mean': lambda r, c, m: f'{_selection(r)[c][m]["mean"]:.2f}',
+    'selection_std': lambda r, c, m: f'{_selection(r)[c][m]["std"]:.2f}',
 }
 
 
@@ -229,11 +374,17 @@ def run(repo: str = REPO, check: bool = False,
     return problems
 
 
+#: pages under docs/results written by hand (the rest a tool writes whole)
+HAND_WRITTEN_RESULTS = ('proxy.md', 'selection.md')
+
+
 def _is_tool_output(path: str, repo: str) -> bool:
     """Pages a benchmark tool writes whole (they are their own render)."""
     rel = osp.relpath(path, repo)
-    return rel.startswith(osp.join('docs', 'results')) or \
-        rel == osp.join('docs', 'RESULTS.md')
+    results = osp.join('docs', 'results')
+    if rel.startswith(results):
+        return osp.basename(rel) not in HAND_WRITTEN_RESULTS
+    return rel == osp.join('docs', 'RESULTS.md')
 
 
 def main():
