@@ -4,8 +4,10 @@ Markdown pages through MyST, as MMEngine and MMPretrain build theirs. The API
 reference is generated from the docstrings (autodoc, Google style through
 napoleon); the results pages are the files the benchmark tools write.
 """
+import glob
 import os
 import os.path as osp
+import re
 import sys
 
 DOCS = osp.dirname(osp.abspath(__file__))
@@ -41,6 +43,64 @@ napoleon_numpy_docstring = False
 html_theme = 'furo'
 html_title = f'spml-mm {release}'
 
+# Model zoo: each method folder's README (configs/<method>/README.md, as
+# MMPretrain keeps one per algorithm) becomes docs/model_zoo/<method>.md at
+# build time, its config links pointing at the files under configs/.
+ZOO = osp.join(DOCS, 'model_zoo')
+LINK = re.compile(r'\]\((?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)')
+FULL_LINK = re.compile(r'\[([^\]]*)\]\((?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)')
+
+
+def _write_model_zoo():
+    os.makedirs(ZOO, exist_ok=True)
+    for readme in sorted(glob.glob(osp.join(REPO, 'configs', '*',
+                                            'README.md'))):
+        folder = osp.basename(osp.dirname(readme))
+        with open(readme) as f:
+            text = f.read()
+
+        def link(match, folder=folder):
+            target, anchor = match.group(1), match.group(2) or ''
+            if target.startswith('../') and target.endswith('/README.md'):
+                return f']({target.split("/")[1]}.md{anchor})'
+            return f'](../../configs/{folder}/{target}{anchor})'
+
+        text = LINK.sub(link, text)
+        path = osp.join(ZOO, f'{folder}.md')
+        if not osp.isfile(path) or open(path).read() != text:
+            with open(path, 'w') as f:
+                f.write(text)
+
+
+_write_model_zoo()
+
+
+def _outside_links(app, docname, source):
+    """A page's links to Markdown files outside docs/: a method folder's
+    README goes to its model-zoo page, the repository README to the index,
+    any other such file becomes its path in the text."""
+    page_dir = osp.dirname(osp.join(DOCS, docname))
+
+    def link(match):
+        text, target, anchor = match.group(1), match.group(2), \
+            match.group(3) or ''
+        full = osp.normpath(osp.join(page_dir, target))
+        if not full.endswith('.md') or full.startswith(DOCS + osp.sep):
+            return match.group(0)
+        rel = osp.relpath(full, REPO)
+        parts = rel.split(osp.sep)
+        if len(parts) == 3 and parts[0] == 'configs' and \
+                parts[2] == 'README.md':
+            new = osp.join(ZOO, f'{parts[1]}.md')
+        elif rel == 'README.md':
+            new = osp.join(DOCS, 'index.md')
+        else:
+            return f'{text} (`{rel}`)'
+        return f'[{text}]({osp.relpath(new, page_dir)}{anchor})'
+
+    source[0] = FULL_LINK.sub(link, source[0])
+
+
 # Fragments the benchmark tools write under results/ (a table and its
 # command, no title of their own): RESULTS.md assembles some, proxy.md and
 # selection.md link to the others. Each becomes a page titled by its file.
@@ -60,3 +120,4 @@ def _title_fragments(app, docname, source):
 
 def setup(app):
     app.connect('source-read', _title_fragments)
+    app.connect('source-read', _outside_links)
