@@ -65,7 +65,8 @@ def test_docs_requirements_are_the_docs_extra():
 
 
 def test_no_reference_to_the_split_methods_page():
-    """docs/methods.md became docs/methods/*.md: no file names it."""
+    """The methods page was split into docs/methods/*.md: no file names
+    the old page."""
     tracked = subprocess.run(['git', 'ls-files'], cwd=REPO, text=True,
                              capture_output=True).stdout.split()
     if not tracked:
@@ -95,3 +96,31 @@ def test_docs_build_without_a_warning(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / 'html' / 'api.html').is_file()
     assert (tmp_path / 'html' / 'user_guides' / 'datasets.html').is_file()
+
+
+def test_readme_is_short_and_starts_with_what_a_newcomer_runs():
+    with open(osp.join(REPO, 'README.md')) as f:
+        lines = f.read().splitlines()
+    assert len(lines) <= 250
+    first_screen = '\n'.join(lines[:40])
+    assert 'python tools/train.py configs/grloss/resnet50_voc.py' in \
+        first_screen
+    assert 'bash tools/dist_train.sh configs/grloss/resnet50_voc.py 8' in \
+        first_screen
+    text = '\n'.join(lines)
+    for command in ('make demo', 'make test ', 'make test-all', 'make docs'):
+        assert command in text, command
+
+
+def test_readme_links_resolve():
+    with open(osp.join(REPO, 'README.md')) as f:
+        text = f.read()
+    anchors = {re.sub(r'[^a-z0-9 -]', '', h.lower()).replace(' ', '-')
+               for h in re.findall(r'^#+ (.+)$', text, re.M)}
+    for target in re.findall(r'\]\(([^)\s]+)\)', text):
+        if target.startswith(('http://', 'https://')):
+            continue
+        if target.startswith('#'):
+            assert target[1:] in anchors, target
+        else:
+            assert osp.exists(osp.join(REPO, target.split('#')[0])), target

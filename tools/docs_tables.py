@@ -55,7 +55,9 @@ def markdown_files(repo: str = REPO) -> List[str]:
     files = [osp.join(repo, 'README.md')]
     files += glob.glob(osp.join(repo, 'docs', '**', '*.md'), recursive=True)
     files += glob.glob(osp.join(repo, 'configs', '*', 'README.md'))
-    return sorted(f for f in files if '_build' not in f and osp.isfile(f))
+    # docs/model_zoo holds the build's copies of the method READMEs
+    return sorted(f for f in files if osp.isfile(f) and not any(
+        part in f.split(osp.sep) for part in ('_build', 'model_zoo')))
 
 
 class Results:
