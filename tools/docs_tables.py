@@ -336,8 +336,15 @@ def update_metafile(text: str, res: Results) -> str:
         method = configs.get(config_of_entry)
         if method and method in res.rows('accuracy'):
             mean = res.row('accuracy', method)['mean']
+            seeds = _seeds(res, 'accuracy', method)
+            source = (f'mean of seeds {seeds}' if ',' in seeds else
+                      f'one run, seed {seeds}')
             entry = re.sub(r'(?m)^(          mAP: )\S+',
                            lambda m: f'{m.group(1)}{mean:.2f}', entry)
+            entry = re.sub(
+                r'(?m)^(      Results From: ).*$',
+                lambda m: f'{m.group(1)}spml-mm, docs/results/accuracy.md '
+                f'({source})', entry)
         out.append(entry)
     return ''.join(out)
 

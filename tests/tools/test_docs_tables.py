@@ -93,20 +93,24 @@ def test_an_unknown_block_or_method_names_the_file(repo):
 
 def test_metafile_demo_map_comes_from_the_json(repo):
     entry = ('  - Name: grloss_{0}\n    In Collection: GR Loss\n'
+             '    Metadata:\n      Results From: {1}\n'
              '    Results:\n      - Task: Multi-Label Classification\n'
-             '        Metrics:\n          mAP: {1}\n'
-             '    Config: configs/grloss/{2}\n')
+             '        Metrics:\n          mAP: {2}\n'
+             '    Config: configs/grloss/{3}\n')
     meta = repo / 'configs' / 'grloss' / 'metafile.yml'
-    meta.write_text('Models:\n' +
-                    entry.format('demo', '11.11', 'grloss_vgg11bn_demo.py') +
-                    entry.format('voc', '89.83', 'resnet50_voc.py'))
+    paper = 'the GR paper, Table 2 (not reproduced by spml-mm)'
+    meta.write_text('Models:\n' + entry.format(
+        'demo', 'spml-mm (seed 0)', '11.11', 'grloss_vgg11bn_demo.py') +
+        entry.format('voc', paper, '89.83', 'resnet50_voc.py'))
     assert docs_tables.run(str(repo), check=True) == [
         'configs/grloss/metafile.yml: numbers differ from the results json']
     docs_tables.run(str(repo))
     text = meta.read_text()
     # the demo entry from the json, the paper's entry untouched
-    assert entry.format('demo', '94.00', 'grloss_vgg11bn_demo.py') in text
-    assert entry.format('voc', '89.83', 'resnet50_voc.py') in text
+    assert entry.format(
+        'demo', 'spml-mm, docs/results/accuracy.md (mean of seeds 0, 1)',
+        '94.00', 'grloss_vgg11bn_demo.py') in text
+    assert entry.format('voc', paper, '89.83', 'resnet50_voc.py') in text
 
 
 def test_every_result_number_in_the_repository_matches_its_json():
