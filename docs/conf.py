@@ -118,6 +118,28 @@ def _title_fragments(app, docname, source):
     source[0] = f'# {osp.basename(docname)}\n\n{text}'
 
 
+#: the user guides in reading order; pages added later follow, by name
+GUIDES = ('datasets', 'custom_and_partial_data', 'training_and_resuming',
+          'distributed_and_slurm', 'mixed_precision_and_gpu',
+          'validation_without_full_labels', 'failure_and_recovery',
+          'label_bank_at_scale', 'benchmarks_and_analysis')
+
+
+def _order_guides(app, docname, source):
+    """The index's ``user_guides/*`` entry as GUIDES, then every other page
+    of docs/user_guides/ (a glob would sort them by name alone)."""
+    if docname != 'index':
+        return
+    found = sorted(osp.splitext(osp.basename(p))[0] for p in glob.glob(
+        osp.join(DOCS, 'user_guides', '*.md')))
+    names = [g for g in GUIDES if g in found]
+    names += [n for n in found if n not in names]
+    source[0] = source[0].replace(
+        '\nuser_guides/*\n',
+        '\n' + ''.join(f'user_guides/{n}\n' for n in names))
+
+
 def setup(app):
+    app.connect('source-read', _order_guides)
     app.connect('source-read', _title_fragments)
     app.connect('source-read', _outside_links)
