@@ -210,6 +210,29 @@ def _diff(res: Results, stem: str, method: str, base: str,
     return (f'{res.row(stem, method)["mean"] - res.row(base, base_method)["mean"]:+.2f}')
 
 
+def _delta(res: Results, stem: str, method: str, base: str,
+           base_method: str) -> str:
+    """How far apart two means are, without a sign ("trails AN by 0.84")."""
+    return (f'{abs(res.row(stem, method)["mean"] - res.row(base, base_method)["mean"]):.2f}')
+
+
+def _gap_vs(res: Results, stem: str, method: str, base: str) -> str:
+    """The share of BASE's AN-to-full gap that STEM's METHOD closes (an
+    ablation run against the default runs' AN and full labels)."""
+    an, full = (res.row(base, m)['mean'] for m in ('an', 'full'))
+    return _percent((res.row(stem, method)['mean'] - an) / (full - an))
+
+
+def _paper_gap_points(dataset: str) -> str:
+    an, full = (float(_paper(dataset, m)) for m in ('an', 'full'))
+    return f'{full - an:.2f}'
+
+
+def _lr_val(res: Results, stem: str, method: str, lr: str) -> str:
+    """A learning-rate search's best validation mAP of METHOD at LR."""
+    return f'{res.raw(f"{stem}_lr_search")[method][lr]["val_mAP"]:.2f}'
+
+
 def _seed_list(res: Results, stem: str, method: str) -> str:
     runs = res.raw(stem).get(method, {})
     return ' / '.join(f'{runs[s]["mAP"]:.2f}' for s in sorted(runs, key=int))
@@ -275,8 +298,18 @@ KINDS: Dict[str, Callable[..., str]] = {
     'seed_list': _seed_list,
     # "609": mean training time of a run in seconds
     'seconds': lambda r, stem, m: f'{r.row(stem, m)["seconds"]:.0f}',
-    # "+0.23": STEM's METHOD against BASE's BASE_METHOD, in mean test mAP
+    # "+0.23": STEM's METHOD against BASE's BASE_METHOD, in mean test mAP;
+    # "0.23": the same without a sign
     'diff': _diff,
+    'delta': _delta,
+    # "0.13": the std over the seeds
+    'std': lambda r, stem, m: f'{r.row(stem, m)["std"]:.2f}',
+    # "18%": STEM's METHOD on BASE's AN-to-full gap
+    'gap_vs': _gap_vs,
+    # "32.50": best validation mAP at a rate of STEM_lr_search.json
+    'lr_val': _lr_val,
+    # "3.53": a paper's AN-to-full gap on a dataset, in points
+    'paper_gap_points': lambda r, dataset: _paper_gap_points(dataset),
     # "89.83", "112%": a paper's number on VOC, COCO, NUS or CUB (REFERENCE)
     # and the share of its AN-to-full gap it closes
     'paper': lambda r, dataset, m: _paper(dataset, m),

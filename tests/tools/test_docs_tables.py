@@ -60,6 +60,31 @@ def test_blocks_are_rendered_from_the_json(repo):
     assert docs_tables.run(str(repo), check=True) == []
 
 
+def test_differences_spreads_and_the_papers_gap(repo):
+    # an ablation run of GR: 90 and 92 (91.00), against the default runs'
+    # GR 94.00 (3 points below) and their AN 81 and full labels 96
+    (repo / 'docs' / 'results' / 'ablation.json').write_text(
+        json.dumps(dict(gr=runs(90., 92.))))
+    res = docs_tables.Results(str(repo / 'docs' / 'results'))
+
+    def render(spec):
+        return docs_tables.render(spec, res)
+
+    assert render('diff ablation gr accuracy gr') == '-3.00'
+    assert render('delta ablation gr accuracy gr') == '3.00'
+    assert render('delta accuracy an accuracy full') == '15.00'
+    assert render('std ablation gr') == '1.00'
+    # (91 - 81) / (96 - 81) of the default runs' gap
+    assert render('gap_vs ablation gr accuracy') == '67%'
+    assert render('seed_list accuracy gr') == '93.00 / 95.00'
+    assert render('seconds accuracy gr') == '10'
+    # the GR paper on VOC: (89.83 - 85.89) / (89.42 - 85.89) of a 3.53 gap
+    assert render('paper VOC gr') == '89.83'
+    assert render('paper_gap VOC gr') == '112%'
+    assert render('paper_gap_points VOC') == '3.53'
+    assert render('paper_gap VOC opml') == '-'
+
+
 def test_summary_table_puts_the_papers_beside_the_demo(repo):
     (repo / 'README.md').write_text(
         '<!-- results: summary --><!-- /results -->\n')
