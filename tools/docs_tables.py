@@ -4,7 +4,7 @@ method READMEs from the results json it belongs to.
 A Markdown file holds a generated number or table between two comments,
 invisible on the rendered page::
 
-    GR reaches <!-- results: mean_std accuracy gr -->94.42 +- 0.51<!-- /results -->
+    GR: <!-- results: mean_std accuracy gr -->94.42 +- 0.51<!-- /results -->
 
 ``<!-- results: KIND ARGS -->`` names what goes there (:data:`KINDS`); STEM
 is a json of ``docs/results/`` without ``.json`` (``accuracy`` is the demo
@@ -207,13 +207,15 @@ def share_table(res: Results, *stems: str) -> str:
 
 def _diff(res: Results, stem: str, method: str, base: str,
           base_method: str) -> str:
-    return (f'{res.row(stem, method)["mean"] - res.row(base, base_method)["mean"]:+.2f}')
+    """STEM's METHOD against BASE's BASE_METHOD, in mean test mAP."""
+    change = res.row(stem, method)['mean'] - res.row(base, base_method)['mean']
+    return f'{change:+.2f}'
 
 
 def _delta(res: Results, stem: str, method: str, base: str,
            base_method: str) -> str:
     """How far apart two means are, without a sign ("trails AN by 0.84")."""
-    return (f'{abs(res.row(stem, method)["mean"] - res.row(base, base_method)["mean"]):.2f}')
+    return _diff(res, stem, method, base, base_method).lstrip('+-')
 
 
 def _gap_vs(res: Results, stem: str, method: str, base: str) -> str:
