@@ -101,21 +101,23 @@ def _outside_links(app, docname, source):
     source[0] = FULL_LINK.sub(link, source[0])
 
 
-# Fragments the benchmark tools write under results/ (a table and its
-# command, no title of their own): RESULTS.md assembles some, proxy.md and
-# selection.md link to the others. Each becomes a page titled by its file.
-RESULTS = osp.join(DOCS, 'results')
+# Pages under results/ the index lists; every other file there is a fragment
+# a benchmark tool wrote (a table and its command, RESULTS.md assembles some,
+# the pages link to the others): it builds as a page of its own, titled by
+# its file name where it has no title, reached by links rather than the
+# navigation.
+RESULTS_PAGES = ('results/proxy', 'results/selection', 'results/gpu')
 
 
 def _title_fragments(app, docname, source):
-    if not docname.startswith('results/'):
+    if not docname.startswith('results/') or docname in RESULTS_PAGES:
         return
     text = source[0]
-    if text.lstrip().startswith('# '):
-        return
-    if '\n## ' not in text:  # sections of a fragment RESULTS.md puts under ##
-        text = text.replace('\n### ', '\n## ')
-    source[0] = f'# {osp.basename(docname)}\n\n{text}'
+    if not text.lstrip().startswith('# '):
+        if '\n## ' not in text:  # sections RESULTS.md puts under ##
+            text = text.replace('\n### ', '\n## ')
+        text = f'# {osp.basename(docname)}\n\n{text}'
+    source[0] = f'---\norphan: true\n---\n{text}'
 
 
 #: the user guides in reading order; pages added later follow, by name
