@@ -121,7 +121,8 @@ def _title_fragments(app, docname, source):
 
 
 #: the user guides in reading order; pages added later follow, by name
-GUIDES = ('datasets', 'custom_and_partial_data', 'training_and_resuming',
+GUIDES = ('datasets', 'custom_and_partial_data', 'teacher_scores',
+          'training_and_resuming', 'preflight_and_validation',
           'distributed_and_slurm', 'mixed_precision_and_gpu',
           'validation_without_full_labels', 'failure_and_recovery',
           'label_bank_at_scale', 'benchmarks_and_analysis')

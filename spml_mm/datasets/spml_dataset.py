@@ -264,6 +264,8 @@ class SPMLDataset(MultiLabelDataset):
                 f'{self.data_root}; the matrices must be (N,) and (N, C).')
         self._metainfo['classes'] = tuple(
             self._load_class_names(labels.shape[1]))
+        # named by SPMLAveragePrecision's messages
+        self._metainfo['split'] = self.split
         partial = self.annotations_are_partial()
 
         prefix = self.data_prefix['img_path']

@@ -6,9 +6,12 @@
 Kills (SIGKILL) and I/O errors (ENOSPC) halfway through writing each kind of
 checkpoint file (group ``writes``), resuming into or from other work dirs
 (``runs``), non-finite losses, gradients and hyperparameters and a hung rank
-(``divergence``), bad data (``data``), and misuse: checkpoints that do not
+(``divergence``), bad data (``data``), misuse: checkpoints that do not
 fit, shared or reused work dirs, a kill during the last validation, damaged
-files, impossible settings (``misuse``). Each scenario runs
+files, impossible settings (``misuse``), and what the pre-flight answers
+before the first training step: the GPU fast recipe, validation on observed
+labels with the default and with a wrong selection key, classes or a split
+without a positive (``preflight``). Each scenario runs
 ``tools/train.py`` (``tools/test.py``, ``tools/check_dataset.py``) on a
 160-image demo dataset in a temporary folder and classifies the outcome as
 one of :data:`RESULTS`: the right result, a clear error (it names the
@@ -38,7 +41,7 @@ from tools.benchmark.results_page import (REPO, machine_summary,
                                           render_results_page)
 
 CONFIG = 'configs/an/an_vgg11bn_demo.py'
-GROUPS = ('writes', 'runs', 'divergence', 'data', 'misuse')
+GROUPS = ('writes', 'runs', 'divergence', 'data', 'misuse', 'preflight')
 RESULTS = ('right result', 'clear error', 'silent wrong answer', 'crash',
            'data lost')
 PROMISED = RESULTS[:2]
@@ -262,6 +265,8 @@ def scenarios(bench: Bench, groups):
         yield from bad_data(bench)
     if 'misuse' in groups:
         yield from misuse(bench)
+    if 'preflight' in groups:
+        yield from preflight(bench)
 
 
 def resume_from_other_run(bench):
@@ -665,6 +670,137 @@ def misuse(bench):
         bench, 'rolek', 'ROLE expected_positives=12 with 10 classes',
         ['model.head.loss.expected_positives=12'], 'exceeds',
         base='configs/role/role_vgg11bn_demo.py')
+
+
+# ------------------------------------------------------------- preflight
+#: The first line of a training iteration in the log.
+TRAIN_LINE = 'Epoch(train)'
+
+
+def before_training(log: str, marker: str) -> bool:
+    """``marker`` is logged, and before any training iteration."""
+    at = log.find(marker)
+    train = log.find(TRAIN_LINE)
+    return at >= 0 and (train < 0 or at < train)
+
+
+def refused_before_training(bench, name, options, expect, base=CONFIG,
+                            epochs=1):
+    """A run that must stop before its first iteration with ``expect``:
+    (outcome, result)."""
+    work = osp.join(bench.tmp, name)
+    rc, log = bench.run(['tools/train.py', bench.config(base=base),
+                         '--work-dir', work] +
+                        bench.options(epochs=epochs) + options)
+    line = error_line(log, expect)
+    trained = TRAIN_LINE in log or (osp.isdir(work) and any(
+        f.endswith('.pth') for f in os.listdir(work)))
+    outcome = (f'refused before training: {line.split("Error: ", 1)[-1]}'
+               if line and not trained else
+               f'{"trained" if trained else "stopped"}: '
+               f'{error_line(log, "Error") or "exit " + str(rc)}')
+    return outcome[:150], judged(not trained, refusal(rc, line),
+                                 'silent wrong answer')
+
+
+def fast_recipe(bench):
+    import torch
+    config = osp.join(bench.tmp, 'fast.py')
+    with open(config, 'w') as f:
+        f.write(f"_base_ = ['{bench.config()}', "
+                "'spml_mm::_base_/runtime_gpu_fast.py']\n")
+    work = osp.join(bench.tmp, 'fast')
+    rc, log = bench.run(['tools/train.py', config, '--work-dir', work] +
+                        bench.options(epochs=1) +
+                        ['train_dataloader.dataset.indices=64'])
+    if torch.cuda.is_available():
+        ok = rc == 0 and osp.isfile(osp.join(work, 'epoch_1.pth'))
+        return ('GPU fast recipe (runtime_gpu_fast.py) via tools/train.py',
+                'trained 1 epoch' if ok else
+                f'FAILED: {error_line(log, "Error")[:100]}',
+                judged(ok, 'right result', 'crash'))
+    line = error_line(log, "runner_type='SPMLGPUFastRunner' is the GPU")
+    trained = TRAIN_LINE in log
+    return ('GPU fast recipe (runtime_gpu_fast.py) via tools/train.py, no '
+            'CUDA', f'refused before training: {line[14:120]}...'
+            if line and not trained else
+            f'FAILED: {error_line(log, "Error")[:100]}',
+            judged(not trained, refusal(rc, line), 'silent wrong answer'))
+
+
+def observed_default(bench, base, name):
+    """Validation on observed labels with the default selection keys."""
+    work = osp.join(bench.tmp, name)
+    rc, log = bench.run(['tools/train.py', bench.config(base=base),
+                         '--work-dir', work] + bench.options(epochs=2) +
+                        ['val_dataloader.dataset.val_labels=observed'])
+    best = [f for f in os.listdir(work) if f.startswith('best_')] \
+        if osp.isdir(work) else []
+    ok = (rc == 0 and best and all('mAP_observed' in b for b in best)
+          and "save_best='auto' selects on spml/mAP_observed" in log
+          and 'Epoch(val) [1]' in log)
+    stop = error_line(log, 'Early stopping after epoch')
+    return (f'val_labels=observed, default keys ({osp.basename(base)})',
+            (f'validated on spml/mAP_observed, best: {", ".join(best)}'
+             + (f'; {stop[stop.find("Early"):][:60]}' if stop else ''))
+            if ok else f'FAILED: {error_line(log, "Error")[:100]}',
+            judged(ok, 'right result', refusal(rc, '')))
+
+
+def observed_wrong_key(bench):
+    outcome, result = refused_before_training(
+        bench, 'observed_wrong', [
+            'val_dataloader.dataset.val_labels=observed',
+            'default_hooks.checkpoint.save_best=spml/mAP'
+        ], "save_best='spml/mAP' names a metric")
+    return ('val_labels=observed, explicit save_best=spml/mAP', outcome,
+            result)
+
+
+def subset_without_class(bench):
+    work = osp.join(bench.tmp, 'subset3')
+    rc, log = bench.run(['tools/train.py', bench.config(), '--work-dir',
+                         work] + bench.options(epochs=1) +
+                        ['val_dataloader.dataset.val_full_subset=3'])
+    line = error_line(log, 'classes without an AP are left out')
+    counted = re.search(r'spml/mAP and spml/mAP_observed over \d+ of 10 '
+                        r'classes: \d+ without a positive', line)
+    ok = rc == 0 and counted and before_training(log, line)
+    return ('val_full_subset=3: classes without a positive',
+            f'warned before training: {counted.group(0)} (named); trained'
+            if ok else f'FAILED: {line[:100] or error_line(log, "Error")}',
+            judged(ok, 'right result', 'silent wrong answer'))
+
+
+def split_without_positive(bench):
+    root = osp.join(bench.tmp, 'no_val_positive')
+    shutil.copytree(bench.data, root, ignore=shutil.ignore_patterns('images'))
+    os.symlink(osp.join(bench.data, 'images'), osp.join(root, 'images'))
+    path = osp.join(root, 'formatted_train_labels.npy')
+    labels = np.load(path)
+    labels[split_train_val(len(labels), 0.2, 1200)[1]] = 0
+    np.save(path, labels)
+    work = osp.join(bench.tmp, 'no_val_positive_work')
+    rc, log = bench.run(['tools/train.py', bench.config(), '--work-dir',
+                         work] + bench.options(data=root, epochs=1))
+    line = error_line(log, 'no class has a positive')
+    trained = TRAIN_LINE in log
+    return ('validation split without any positive',
+            f'refused before training: {line.split("Error: ", 1)[-1][:100]}'
+            if line and not trained else
+            f'FAILED: {error_line(log, "Error")[:100]}',
+            judged(not trained, refusal(rc, line), 'silent wrong answer'))
+
+
+def preflight(bench):
+    yield lambda: fast_recipe(bench)
+    yield lambda: observed_default(bench, CONFIG, 'observed_an')
+    yield lambda: observed_default(bench,
+                                   'configs/grloss/grloss_vgg11bn_demo.py',
+                                   'observed_gr')
+    yield lambda: observed_wrong_key(bench)
+    yield lambda: subset_without_class(bench)
+    yield lambda: split_without_positive(bench)
 
 
 ROW = re.compile(r'^\| (.+?) \| (.+) \| ([a-z ]+) \| (?:yes|NO) \|$')

@@ -83,7 +83,11 @@ class SPMLCheckpointHook(CheckpointHook):
       lacks, unless ``resume_weights_only`` is set.
     - A ``save_best`` metric that validation does not report (``spml/mAP``
       on observed validation labels: select on ``spml/mAP_observed``) stops
-      with a message that lists the reported ones.
+      with a message that lists the reported ones; ``SPMLPreflightHook``
+      refuses it before training. ``save_best='auto'`` (the project's
+      runtime) selects on the first key the validation reports:
+      ``spml/mAP`` on full validation labels, ``spml/mAP_observed`` with
+      ``val_labels='observed'``.
 
     Args:
         best_resume_state (bool): Store optimizer and scheduler state in the

@@ -1,5 +1,6 @@
 from typing import Dict
 
+import numpy as np
 import torch
 from mmpretrain.registry import MODELS
 
@@ -102,8 +103,9 @@ class OPMLLabelUpdater(BaseLabelUpdater):
                 'OPMLLabelUpdater writes an OPMLLabelBank; set '
                 "model.head.label_bank=dict(type='OPMLLabelBank'), got "
                 f'{type(bank).__name__}')
-        ap = average_precision_per_class(scores.float().cpu().numpy(),
-                                         observed.cpu().numpy()) / 100
+        # a class without an observed positive has no AP: it counts 0
+        ap = np.nan_to_num(average_precision_per_class(
+            scores.float().cpu().numpy(), observed.cpu().numpy()) / 100)
         class_ap = torch.from_numpy(ap).float()
         bank.class_ap.copy_(class_ap)
         stats = dict(mean_train_ap=100 * float(class_ap.mean()))
