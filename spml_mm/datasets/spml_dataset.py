@@ -39,7 +39,7 @@ class SPMLDataset(MultiLabelDataset):
     """A multi-label dataset under the single-positive protocol.
 
     The protocol and the interchange format are described in
-    ``docs/methods.md`` ("The protocol").
+    ``docs/methods/protocol.md`` ("The protocol").
 
     Reads the community interchange format from ``data_root``:
     ``formatted_{train,val}_images.npy`` (image paths relative to
@@ -204,7 +204,7 @@ class SPMLDataset(MultiLabelDataset):
         if must_exist and not osp.isfile(path):
             raise FileNotFoundError(
                 f'{type(self).__name__}: expected {path} (interchange format, '
-                f'see docs/methods.md); {self.PREPARE_HINT}.')
+                f'see docs/methods/protocol.md); {self.PREPARE_HINT}.')
         return path
 
     def load_split_matrices(

@@ -114,8 +114,8 @@ def selection_score(metrics: dict, key: str, who: str) -> float:
             'lack. SPMLAveragePrecision reports spml/mAP only on fully '
             'labelled images and spml/mAP_annotated only for classes with '
             'annotated positives and negatives; on single-positive '
-            'validation labels select on spml/mAP_observed (docs/methods.md,'
-            ' Evaluation without full labels).')
+            'validation labels select on spml/mAP_observed '
+            '(docs/methods/protocol.md, Evaluation without full labels).')
     return float(metrics[key])
 
 
@@ -124,8 +124,8 @@ class SPMLAveragePrecision(BaseMetric):
     """Mean average precision of SPML evaluation, in percent, on full and on
     partly unknown labels.
 
-    Defined in docs/methods.md, "The protocol" and "Evaluation without full
-    labels".
+    Defined in docs/methods/protocol.md, "The protocol" and "Evaluation
+    without full labels".
 
     Reads ``pred_score``, the positives ``gt_label`` and, on a sample whose
     labels are partly unknown, its known negatives ``gt_label_neg`` (every

@@ -1,6 +1,6 @@
 """End to end through tools/train.py: what the pre-flight answers before
 the first training iteration, and the selection keys that follow the
-validation labels (the README's one option, val_labels=observed)."""
+validation labels (the documented one option, val_labels=observed)."""
 import os
 import os.path as osp
 import re

@@ -7,7 +7,9 @@ Writes ``docs/results/accuracy.{json,md,png}`` and re-renders
 benchmarks instead (``tools/make_proxy_data.py``; EfficientNet-Lite0 from its
 ImageNet weights, ``--regime linear`` on cached features or ``finetune``) and
 writes ``docs/results/accuracy_<suite>_<regime>.{json,md,png}``; missing
-proxy data and feature caches are made first.
+proxy data and feature caches are made first. Results written to
+``docs/results`` also rewrite the numbers the README, the documentation pages
+and the method READMEs quote (``tools/docs_tables.py``).
 
 Example:
     python -m tools.benchmark.accuracy --seeds 0 1 2
@@ -50,6 +52,8 @@ METHODS = {
     'll_r': ('LL-R', 'configs/ll_r/ll_r_vgg11bn_demo.py'),
     'll_ct': ('LL-Ct', 'configs/ll_ct/ll_ct_vgg11bn_demo.py'),
     'll_cp': ('LL-Cp', 'configs/ll_cp/ll_cp_vgg11bn_demo.py'),
+    'partial': ('partial-BCE, 1 positive + 2 negatives (partial labels)',
+                'configs/an/an_vgg11bn-partial_demo.py'),
 }
 #: proxy suites: method -> config stem under configs/<folder>/, per regime
 #: (the papers' methods and the AN and full-label references; the baselines
@@ -447,12 +451,36 @@ def main():
                   args.select_metric)
     if not args.quick and args.suite == 'demo':
         render_results_page(osp.join(REPO, 'docs'))
+    if osp.abspath(out_dir) == osp.join(REPO, 'docs', 'results'):
+        # the numbers the README, the docs and the method READMEs quote
+        from tools import docs_tables
+        print('\n'.join(docs_tables.run()))
 
 
 def chosen_lrs(found):
     """Per method, the searched learning rate of the best validation mAP."""
     return {method: float(max(runs, key=lambda lr: runs[lr]['val_mAP']))
             for method, runs in found.items() if runs}
+
+
+def lr_search_table(found, suite, regime):
+    """The lines of the learning-rate table from ``<name>_lr_search.json``
+    (``found``): every method and rate of the json, since invocations run
+    side by side (one per method, each with its optimizer's grid) share
+    one table."""
+    rates = sorted({float(lr) for runs in found.values() for lr in runs})
+    lines = ['| method | config | ' + ' | '.join(
+        f'lr {lr:g}' for lr in rates) + ' | chosen |',
+             '| --- ' * (len(rates) + 3) + '|']
+    for method in [m for m in METHODS if m in found]:
+        runs = found[method]
+        cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in rates]
+        lines.append(f'| {METHODS[method][0]} | '
+                     f'`{suite_config(suite, method, regime)}` | ' +
+                     ' | '.join('-' if c is None else f'{c:.2f}'
+                                for c in cells) +
+                     f' | {chosen_lrs(found)[method]:g} |')
+    return lines
 
 
 def lr_search(args, name, out_dir, work_root, title):
@@ -492,26 +520,13 @@ def lr_search(args, name, out_dir, work_root, title):
 
 def write_lr_search_page(found, out_dir, name, title, suite, regime, seed,
                          select_metric, command):
-    """``<name>_lr_search.md`` of a rate search's results json ``found``:
-    every method and rate of the json (invocations run side by side, one
-    per method with its optimizer's grid, share one table), each method's
-    best rate marked."""
-    rates = sorted({float(lr) for runs in found.values() for lr in runs})
-    lines = ['| method | config | ' + ' | '.join(
-        f'lr {lr:g}' for lr in rates) + ' | chosen |',
-             '| --- ' * (len(rates) + 3) + '|']
-    for method in [m for m in METHODS if m in found]:
-        runs = found[method]
-        cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in rates]
-        lines.append(f'| {METHODS[method][0]} | '
-                     f'`{suite_config(suite, method, regime)}` | ' +
-                     ' | '.join('-' if c is None else f'{c:.2f}'
-                                for c in cells) +
-                     f' | {chosen_lrs(found)[method]:g} |')
+    """``<name>_lr_search.md`` of a rate search's results json ``found``,
+    each method's best rate marked."""
     md = '\n'.join([
         f'{title}, {regime} regime: best validation '
         f'`{select_metric}` over the epochs per learning rate (seed '
-        f'{seed}; the test set is not used).', '', *lines, '',
+        f'{seed}; the test set is not used).', '',
+        *lr_search_table(found, suite, regime), '',
         f'Command: `{command}`', '',
         f'Machine: {machine_summary()}', ''
     ])

@@ -60,8 +60,8 @@ STORAGE_NAMES = dict(
 DEFAULT_GATHER_MB = 256.
 #: one APL round of a 10-epoch schedule with T_w = 5
 EPOCH, MAX_EPOCHS, WARMUP = 5, 10, 5
-#: training sets of the README's memory table (train split after the
-#: protocol's 80/20 split; OpenImages-like: OpenImages V6's 9M training
+#: training sets of the memory table (docs/user_guides/label_bank_at_scale.md;
+#: train split after the protocol's 80/20 split; OpenImages-like: OpenImages V6's 9M training
 #: images and 600 boxable classes)
 DATASETS = (('PASCAL VOC 2012', 4574, 20), ('MS-COCO 2014', 65665, 80),
             ('NUS-WIDE', 120000, 81), ('CUB-200-2011', 4795, 312),

@@ -82,7 +82,7 @@ def render_results_page(docs_dir: str) -> str:
         '', REFERENCE,
         'Reproduce a column on the real data with '
         '`bash tools/benchmark/reproduce.sh {voc,coco,nuswide,cub}` '
-        '(after `tools/prepare_spml.py`, see the README).', ''
+        '(after `tools/prepare_spml.py`, see docs/user_guides/datasets.md).', ''
     ]
     path = osp.join(docs_dir, 'RESULTS.md')
     with open(path, 'w') as f:

@@ -185,6 +185,26 @@ def order(rows):
         rows, key=lambda m: -rows[m]['mean']))
 
 
+def table_lines(table, labels=None):
+    """The table of :func:`summarize`'s ``table``: per criterion (named by
+    ``labels`` where given) each method's mean +- std and its change, the
+    mean loss and the methods' order."""
+    methods = list(table['full'])
+    lines = [
+        '| selected on | ' + ' | '.join(METHODS[m][0] for m in methods) +
+        ' | mean loss | methods\' order |',
+        '| --- ' * (len(methods) + 3) + '|'
+    ]
+    for criterion, rows in table.items():
+        cells = [f'{rows[m]["mean"]:.2f} +- {rows[m]["std"]:.2f} '
+                 f'({-rows[m]["lost"] or 0.:+.2f})' for m in methods]
+        mean_lost = np.mean([rows[m]['lost'] for m in methods])
+        lines.append(f'| {(labels or {}).get(criterion, criterion)} | ' +
+                     ' | '.join(cells) +
+                     f' | {mean_lost:.2f} | {order(rows)} |')
+    return lines
+
+
 def write_page(table, out_dir, command, title):
     """``selection_table.md`` (the table, the methods' order per criterion) and
     ``selection.png`` (mAP lost against the fully labelled subset's
@@ -197,17 +217,9 @@ def write_page(table, out_dir, command, title):
         f'{title}: test mAP (full labels) of the learning rate and epoch '
         'each criterion selects; mean +- std over the seeds, and the mAP '
         'lost against selecting on full validation labels.', '',
-        '| selected on | ' + ' | '.join(METHODS[m][0] for m in methods) +
-        ' | mean loss | methods\' order |',
-        '| --- ' * (len(methods) + 3) + '|'
+        *table_lines(table), '', f'Command: `{command}`', '',
+        f'Machine: {machine_summary()}'
     ]
-    for criterion, rows in table.items():
-        cells = [f'{rows[m]["mean"]:.2f} +- {rows[m]["std"]:.2f} '
-                 f'({-rows[m]["lost"] or 0.:+.2f})' for m in methods]
-        mean_lost = np.mean([rows[m]['lost'] for m in methods])
-        lines.append(f'| {criterion} | ' + ' | '.join(cells) +
-                     f' | {mean_lost:.2f} | {order(rows)} |')
-    lines += ['', f'Command: `{command}`', '', f'Machine: {machine_summary()}']
     with open(osp.join(out_dir, 'selection_table.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     sizes = sorted(int(c.split('-')[1]) for c in table if 'subset' in c)

@@ -29,9 +29,9 @@ class SPMLEarlyStoppingHook(Hook):
     Any validation metric can be watched: ``SPMLAveragePrecision``'s
     ``spml/mAP`` (full labels), ``spml/mAP_observed`` (observed labels,
     unknown ones negative) or ``spml/mAP_annotated`` (annotated entries
-    only) (docs/methods.md, "Evaluation without full labels"). The default,
-    ``'auto'``, watches the first key the validation reports, as
-    ``save_best='auto'`` does: ``spml/mAP`` on full validation labels,
+    only) (docs/methods/protocol.md, "Evaluation without full labels").
+    The default, ``'auto'``, watches the first key the validation reports,
+    as ``save_best='auto'`` does: ``spml/mAP`` on full validation labels,
     ``spml/mAP_observed`` with ``val_labels='observed'``. A key named
     explicitly is kept as it is, and ``SPMLPreflightHook`` refuses it
     before training when validation will not report it. The log names the

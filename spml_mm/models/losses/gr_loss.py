@@ -21,7 +21,7 @@ class GRLoss(UnifiedSPMLLoss):
     ``(epoch + 1) / T``, 0-based epoch); a single number keeps the value
     fixed. Defaults are the release's and the VOC column of Table 6. The
     loss is :func:`~spml_mm.models.losses.gr.gr_value_and_grad`
-    (docs/methods.md, GR loss); with ``trainable_beta``, the framework's
+    (docs/methods/grloss.md); with ``trainable_beta``, the framework's
     autograd form of the same components, through which w and b learn.
 
     Args:
