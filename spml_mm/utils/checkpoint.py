@@ -131,14 +131,20 @@ def find_last_checkpoint(work_dir: str) -> Optional[str]:
         ``last_checkpoint`` file.
 
     Raises:
-        FileNotFoundError: ``last_checkpoint`` names a file that does not
-            exist.
+        FileNotFoundError: ``last_checkpoint`` is empty or names a file that
+            does not exist.
     """
     record = osp.join(work_dir, 'last_checkpoint')
     if not osp.isfile(record):
         return None
     with open(record) as f:
         name = f.read().strip()
+    if not name:
+        raise FileNotFoundError(
+            f'{record} is empty: it names no checkpoint (a write of it was '
+            'cut short outside the plugin). Pass the checkpoint to resume '
+            'from with --resume PATH (e.g. the newest epoch_*.pth in '
+            f'{work_dir}), or delete {record}.')
     if '://' in name or osp.isabs(name):
         path = name
     else:
