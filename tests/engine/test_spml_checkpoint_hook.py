@@ -16,6 +16,7 @@ import torch
 from spml_mm.utils import (CheckpointMismatchError, find_last_checkpoint,
                            load_checkpoint_safely, model_signature,
                            write_atomically)
+from spml_mm.utils.atomic_backend import is_partial_file, partial_path
 from tests.conftest import PYTHON, REPO
 from tests.engine.toy_runner import ToyScore, make_runner
 
@@ -348,9 +349,16 @@ def test_a_finished_validation_is_not_repeated(tmp_path):
 
 
 def test_only_the_plugins_partial_files_are_removed(tmp_path):
+    """A user's file ending in .spml.partial was deleted at start; the
+    plugin's own partial files carry a tag that marks them."""
     work = str(tmp_path)
-    for name in ('download.partial', 'epoch_1.pth.spml.partial'):
+    ours = partial_path(osp.join(work, 'epoch_1.pth'))
+    users = ('download.partial', 'epoch_1.pth.spml.partial',
+             'notes.0123abcd.spml.partial')
+    for name in users + (osp.basename(ours), ):
         open(osp.join(work, name), 'w').close()
+    assert is_partial_file(ours) and not any(map(is_partial_file, users))
     make_runner(work, max_epochs=1, name='partials').train()
-    assert osp.isfile(osp.join(work, 'download.partial'))
-    assert not osp.isfile(osp.join(work, 'epoch_1.pth.spml.partial'))
+    for name in users:
+        assert osp.isfile(osp.join(work, name)), name
+    assert not osp.isfile(ours)

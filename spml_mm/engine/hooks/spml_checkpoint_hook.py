@@ -14,7 +14,7 @@ from mmpretrain.registry import HOOKS
 
 from spml_mm.evaluation import selection_score
 from spml_mm.utils import find_last_checkpoint, write_atomically
-from spml_mm.utils.atomic_backend import PARTIAL_SUFFIX
+from spml_mm.utils.atomic_backend import PARTIAL_SUFFIX, is_partial_file
 from spml_mm.utils.checkpoint_fit import (SIGNATURE_KEY,
                                           check_checkpoint_fits,
                                           checkpoint_differences,
@@ -49,9 +49,9 @@ class SPMLCheckpointHook(CheckpointHook):
     Differences from :class:`mmengine.hooks.CheckpointHook` (every argument of
     which it takes):
 
-    - Each file is written to ``<name>.spml.partial``, fsynced and renamed over
-      its name (``spml_atomic_local`` file backend), and only then are older
-      checkpoints (``max_keep_ckpts``) and the previous best one removed. A
+    - Each file is written to ``<name>.<tag>.spml.partial``, fsynced and
+      renamed over its name (``spml_atomic_local`` file backend), and only
+      then are older checkpoints (``max_keep_ckpts``) and the previous best one removed. A
       kill or an I/O error (``ENOSPC``) at any moment leaves the previous
       checkpoint complete and ``last_checkpoint`` naming it.
     - ``last_checkpoint`` holds the path relative to the work dir, so a
@@ -60,7 +60,8 @@ class SPMLCheckpointHook(CheckpointHook):
     - Only files inside this run's ``out_dir`` are ever removed: resuming
       from another run's checkpoint (whose message hub names that run's best
       checkpoint) leaves that run untouched. At start-up only its own
-      leftover ``*.spml.partial`` files are removed.
+      leftover partial files are removed (the tag, a hash of the name, marks
+      them: a user's file ending in ``.spml.partial`` is kept).
     - Every checkpoint records in ``meta['spml_model']`` what it fits (a
       hash of the weights' names and shapes, the head's ``num_classes``,
       the method: loss and label bank types, the plugin version). Before
@@ -238,6 +239,8 @@ class SPMLCheckpointHook(CheckpointHook):
         if is_main_process():
             for partial in glob.glob(
                     osp.join(glob.escape(self.out_dir), '*' + PARTIAL_SUFFIX)):
+                if not is_partial_file(partial):
+                    continue
                 runner.logger.info(
                     f'Removing {partial}, left by an interrupted write.')
                 os.remove(partial)
