@@ -3,6 +3,7 @@ import os
 import os.path as osp
 from typing import Dict, Optional
 
+import torch
 from mmengine.dist import broadcast_object_list, get_world_size, \
     is_main_process
 from mmengine.hooks import CheckpointHook
@@ -69,7 +70,9 @@ class SPMLCheckpointHook(CheckpointHook):
       (names, shapes), classes and, when resuming, method are compared with
       the model's; any difference stops the run with a list of what
       differs. ``load_strict=False`` (a top-level config key,
-      ``--cfg-options load_strict=False``) loads it anyway with a warning.
+      ``--cfg-options load_strict=False``) loads it anyway with a warning;
+      when resuming, the optimizer state of the parameters whose shape
+      differs (another number of classes) starts afresh.
       Loading ``load_from`` weights to fine-tune is not checked.
     - The end of an epoch is resumable: after its validation and best
       checkpoint, ``last_validated`` names the epoch's checkpoint. A run
@@ -160,6 +163,44 @@ class SPMLCheckpointHook(CheckpointHook):
                 'no path) or, to continue from these weights with a fresh '
                 f'optimizer, pass --resume-weights-only {runner._load_from} '
                 '(default_hooks.checkpoint.resume_weights_only=True).')
+        if not runner.cfg.get('load_strict', True):
+            self._fit_optimizer_state(runner, checkpoint)
+
+    def _fit_optimizer_state(self, runner, checkpoint: dict) -> None:
+        """Under ``load_strict=False``, restart the optimizer state of the
+        parameters whose shape differs from the checkpoint's (another number
+        of classes), or all of it when the parameters differ in number:
+        PyTorch would load it and fail inside the optimizer's step."""
+        saved = checkpoint.get('optimizer')
+        wrapper = runner.optim_wrapper
+        if not (isinstance(wrapper, OptimWrapper) and isinstance(saved, dict)
+                and 'param_groups' in saved):
+            return
+        groups = wrapper.optimizer.param_groups
+        if [len(g['params']) for g in groups] != [
+                len(g['params']) for g in saved['param_groups']
+        ]:
+            del checkpoint['optimizer']
+            runner.logger.warning(
+                f'load_strict=False: the optimizer state in '
+                f'{runner._load_from} is for other parameters than the '
+                "model's; the optimizer starts afresh.")
+            return
+        names = {id(p): n for n, p in _model(runner).named_parameters()}
+        restarted = []
+        for group, saved_group in zip(groups, saved['param_groups']):
+            for param, index in zip(group['params'], saved_group['params']):
+                state = saved['state'].get(index, {})
+                if any(
+                        torch.is_tensor(v) and v.dim() > 0
+                        and v.shape != param.shape for v in state.values()):
+                    del saved['state'][index]
+                    restarted.append(names.get(id(param), str(index)))
+        if restarted:
+            runner.logger.warning(
+                f'load_strict=False: the optimizer state of '
+                f'{", ".join(restarted)} has other shapes in '
+                f'{runner._load_from}; it starts afresh.')
 
     def _check_fit(self, runner, checkpoint: dict) -> None:
         """Refuse a checkpoint to resume or to test that does not fit."""
