@@ -16,12 +16,13 @@ problem with file and row, and exits with status 1 if there is any.
 import argparse
 import sys
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 from spml_mm.datasets.validation import (DatasetError,
                                          expected_positives_problem,
                                          image_problems, index_label_problems)
+from spml_mm.utils import ConfigOptionsAction
 
 SPLITS = ('train', 'val', 'test')
 
@@ -36,7 +37,7 @@ def parse_args(argv=None):
     parser.add_argument(
         '--cfg-options',
         nargs='+',
-        action=DictAction,
+        action=ConfigOptionsAction,
         help='override config entries, e.g. '
         'train_dataloader.dataset.data_root=data/voc')
     return parser.parse_args(argv)

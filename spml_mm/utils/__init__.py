@@ -1,4 +1,5 @@
 from .atomic_backend import AtomicLocalBackend, write_atomically
+from .cfg_options import ConfigOptionsAction
 from .checkpoint import (DamagedCheckpointError, UnsafeCheckpointError,
                          find_last_checkpoint, load_checkpoint_safely,
                          newest_intact_checkpoint)
@@ -12,7 +13,8 @@ from .launch import (apply_launch_args, drop_disabled_hooks, parse_launch_args,
 from .work_dir import WorkDirInUseError, check_train_schedule, claim_work_dir
 
 __all__ = [
-    'AtomicLocalBackend', 'CheckpointMismatchError', 'DamagedCheckpointError',
+    'AtomicLocalBackend', 'CheckpointMismatchError', 'ConfigOptionsAction',
+    'DamagedCheckpointError',
     'DistributedTimeoutError', 'UnsafeCheckpointError', 'WorkDirInUseError',
     'apply_launch_args', 'check_checkpoint_fits', 'check_train_schedule',
     'checkpoint_differences', 'claim_work_dir', 'destroy_distributed',

@@ -60,11 +60,14 @@ def checkpoint_scores(config, work_dir, options):
     """Scores of every epoch's checkpoint on the validation and test splits,
     and the splits' full and observed labels."""
     import torch
-    from mmengine.config import Config, DictAction
+    from mmengine.config import Config
     from mmengine.runner import Runner
+
+    from spml_mm.utils import ConfigOptionsAction
     cfg = Config.fromfile(osp.join(REPO, config))
     parsed = argparse.ArgumentParser()
-    parsed.add_argument('--o', nargs='+', action=DictAction, default={})
+    parsed.add_argument('--o', nargs='+', action=ConfigOptionsAction,
+                        default={})
     cfg.merge_from_dict(parsed.parse_args(['--o', *options]).o
                         if options else {})
     for loader in ('val_dataloader', 'test_dataloader'):
