@@ -7,6 +7,8 @@ from typing import Optional
 import torch
 from mmengine.runner.checkpoint import CheckpointLoader
 
+from .pretrained import MAKERS, PretrainedWeightsError, missing_file_message
+
 
 class UnsafeCheckpointError(pickle.UnpicklingError):
     """A checkpoint holds a pickled object outside the safe allowlist."""
@@ -87,6 +89,8 @@ def load_checkpoint_safely(filename: str, map_location=None) -> dict:
     """
     filename = osp.expanduser(filename)
     if not osp.isfile(filename):
+        if osp.basename(filename) in MAKERS:  # pretrained weights we make
+            raise PretrainedWeightsError(missing_file_message(filename))
         raise FileNotFoundError(f'checkpoint {filename} does not exist')
     try:
         return torch.load(
