@@ -52,9 +52,9 @@ class SPMLCheckpointHook(CheckpointHook):
 
     - Each file is written to ``<name>.<tag>.spml.partial``, fsynced and
       renamed over its name (``spml_atomic_local`` file backend), and only
-      then are older checkpoints (``max_keep_ckpts``) and the previous best one removed. A
-      kill or an I/O error (``ENOSPC``) at any moment leaves the previous
-      checkpoint complete and ``last_checkpoint`` naming it.
+      then are older checkpoints (``max_keep_ckpts``) and the previous best
+      one removed. A kill or an I/O error (``ENOSPC``) at any moment leaves
+      the previous checkpoint complete and ``last_checkpoint`` naming it.
     - ``last_checkpoint`` holds the path relative to the work dir, so a
       copied or moved work dir resumes from its own files (absolute paths
       written by MMEngine are read too).
