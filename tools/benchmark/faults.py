@@ -857,8 +857,8 @@ def duplicated_list(bench):
     line = error_line(log, 'is in both the train split')
     yield lambda: ('an image listed twice with other labels, across the '
                    'train/val split: tools/check_dataset.py',
-                   'reported: ' + (line.split(', ', 1)[-1][:80] + '...'
-                                   if line else 'NOT REPORTED'),
+                   'reported: image ' + (line[line.find('is in both'):][:80]
+                                         + '...' if line else 'NOT REPORTED'),
                    refusal(rc, line))
     work, rc, log = train_on(bench, 'dup', root)
     line = error_line(log, 'DatasetError: ')
@@ -984,7 +984,8 @@ def unreadable_lock(bench):
     line = error_line(log, 'WorkDirInUseError')
     ok = 'cannot be read' in line and 'host ?' not in line
     return ('a damaged lock file in the work dir',
-            f'refused: {line.split(": ", 1)[-1][:80]}...',
+            f'refused: spml_run.lock, '
+            f'{line[line.find("which cannot be read"):][:80]}...',
             judged(ok, refusal(rc, line), 'crash'))
 
 
