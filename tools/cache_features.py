@@ -17,10 +17,12 @@ import time
 
 import numpy as np
 import torch
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.dataset import pseudo_collate
 from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
+
+from spml_mm.utils.cfg_options import ConfigOptionsAction
 
 
 @torch.no_grad()
@@ -62,7 +64,8 @@ def main():
     parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument('--threads', type=int, default=None,
                         help='torch CPU threads (default: torch decides)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+    parser.add_argument('--cfg-options', nargs='+',
+                        action=ConfigOptionsAction,
                         help='override config settings, e.g. the datasets\' '
                         'data_root')
     args = parser.parse_args()

@@ -16,8 +16,10 @@ Example:
 import argparse
 import time
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.registry import init_default_scope
+
+from spml_mm.utils import ConfigOptionsAction
 
 
 def main():
@@ -27,7 +29,8 @@ def main():
                         help='the cache .npy (default: '
                         '<data_root>/image_cache/<key>.npy, the key a hash '
                         'of the image list and the cached steps)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+    parser.add_argument('--cfg-options', nargs='+',
+                        action=ConfigOptionsAction,
                         help='override config settings, e.g. the datasets\' '
                         'data_root')
     args = parser.parse_args()

@@ -35,7 +35,9 @@ import sys
 from typing import List, Optional, Tuple
 
 import numpy as np
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
+
+from spml_mm.utils import ConfigOptionsAction
 
 SOURCES = ('file', 'model', 'clip', 'ram')
 #: The zoo CLIP ViT-B/16 zero-shot config of MMPretrain.
@@ -67,7 +69,8 @@ def parse_args(argv=None):
                        help='MMPretrain config of the teacher (clip: default '
                        f'{DEFAULT_CLIP_CONFIG})')
     group.add_argument('--checkpoint', help="the teacher's weights")
-    group.add_argument('--teacher-options', nargs='+', action=DictAction,
+    group.add_argument('--teacher-options', nargs='+',
+                       action=ConfigOptionsAction,
                        help='override entries of the teacher config, e.g. '
                        'model.tokenizer.name_or_path=checkpoints/clip-tok')
     group.add_argument('--prompt', action='append', dest='prompts',
@@ -88,7 +91,8 @@ def parse_args(argv=None):
     group.add_argument('--device', default='cuda' if _cuda() else 'cpu')
     group.add_argument('--save-every', type=int, default=1000,
                        help='images between two saves of the progress')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+    parser.add_argument('--cfg-options', nargs='+',
+                        action=ConfigOptionsAction,
                         help='override entries of CONFIG')
     return parser.parse_args(argv)
 

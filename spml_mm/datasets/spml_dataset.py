@@ -11,8 +11,20 @@ from .protocol import observe_uniform, split_train_val
 from .validation import DatasetError, label_problems
 
 
+#: The first bytes of every ``.npy`` file.
+NPY_MAGIC = b'\x93NUMPY'
+
+
 def _load_matrix(path: str) -> np.ndarray:
     """``np.load`` of an interchange file; any failure names the file."""
+    with open(path, 'rb') as f:
+        head = f.read(len(NPY_MAGIC))
+    if head != NPY_MAGIC:
+        # np.load takes any other file for a pickle
+        raise ValueError(
+            f'{path} is not a .npy file (it starts with {head!r}, not '
+            f'{NPY_MAGIC!r}; a text file or a file of another format saved '
+            'under this name?); write it with np.save(path, array).')
     try:
         return np.load(path)
     except ValueError as err:

@@ -10,11 +10,12 @@ import argparse
 import os
 import os.path as osp
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.device import get_device
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
+from .cfg_options import ConfigOptionsAction
 from .dist import (destroy_distributed, explain_distributed_timeout,
                    setup_cpu_distributed)
 
@@ -39,7 +40,7 @@ def parse_launch_args(parser: argparse.ArgumentParser,
     parser.add_argument(
         '--cfg-options',
         nargs='+',
-        action=DictAction,
+        action=ConfigOptionsAction,
         help=f'override config entries, e.g. {example}')
     parser.add_argument(
         '--launcher',

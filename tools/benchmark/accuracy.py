@@ -2,17 +2,19 @@
 
 Every run goes through the real configs, ``tools/train.py`` and
 ``tools/test.py``; the test mAP of the best validation checkpoint is kept.
-Writes ``docs/results/accuracy.{json,md,png}`` and re-renders
-``docs/RESULTS.md``. ``--suite proxy-voc`` or ``proxy-coco`` runs the proxy
-benchmarks instead (``tools/make_proxy_data.py``; EfficientNet-Lite0 from its
-ImageNet weights, ``--regime linear`` on cached features or ``finetune``) and
-writes ``docs/results/accuracy_<suite>_<regime>.{json,md,png}``; missing
-proxy data and feature caches are made first. Results written to
-``docs/results`` also rewrite the numbers the README, the documentation pages
-and the method READMEs quote (``tools/docs_tables.py``).
+Writes ``accuracy.{json,md,png}`` into ``--out-dir`` (default
+``work_dirs/results``; with ``--out-dir docs/results`` the tracked page, and
+``docs/RESULTS.md`` is re-rendered). ``--suite proxy-voc`` or ``proxy-coco``
+runs the proxy benchmarks instead (``tools/make_proxy_data.py``;
+EfficientNet-Lite0 from its ImageNet weights, ``--regime linear`` on cached
+features or ``finetune``) and writes
+``accuracy_<suite>_<regime>.{json,md,png}``; missing proxy data and feature
+caches are made first. A run resumes from the json already in ``--out-dir``.
+Results written to ``docs/results`` also rewrite the numbers the README, the
+documentation pages and the method READMEs quote (``tools/docs_tables.py``).
 
 Example:
-    python -m tools.benchmark.accuracy --seeds 0 1 2
+    python -m tools.benchmark.accuracy --seeds 0 1 2 --out-dir docs/results
     python -m tools.benchmark.accuracy --quick   # one tiny run per method (CI)
     python -m tools.benchmark.accuracy --suite proxy-voc --seeds 0 1 2
     python -m tools.benchmark.accuracy --suite proxy-voc --lr-search 1e-3 1e-4
@@ -34,8 +36,9 @@ import time
 import numpy as np
 from mmengine.utils import ProgressBar
 
-from tools.benchmark.results_page import (REPO, command_line, machine_summary,
-                                          render_results_page)
+from tools.benchmark.results_page import (REPO, WORK_OUT_DIR, command_line,
+                                          is_results_dir, machine_summary,
+                                          report_written)
 
 #: method name -> (label in tables, demo config)
 METHODS = {
@@ -372,7 +375,9 @@ def main():
                         help='one tiny run per method (2 epochs, 96 images)')
     parser.add_argument('--work-root', default='work_dirs/benchmark')
     parser.add_argument('--out-dir', default=None,
-                        help='defaults to docs/results (quick: the work root)')
+                        help=f'where the results go (default: {WORK_OUT_DIR}'
+                        '; quick: the work root); --out-dir docs/results '
+                        'updates the tracked pages and docs/RESULTS.md')
     parser.add_argument('--rerun', action='store_true',
                         help='run the requested methods and seeds again, '
                         'replacing their results in the json file')
@@ -385,8 +390,7 @@ def main():
     args.methods = args.methods or suite_methods(args.suite)
     for method in args.methods:
         suite_config(args.suite, method, args.regime)
-    out_dir = args.out_dir or (args.work_root if args.quick else osp.join(
-        REPO, 'docs', 'results'))
+    out_dir = args.out_dir or (args.work_root if args.quick else WORK_OUT_DIR)
     os.makedirs(out_dir, exist_ok=True)
     if args.fraction != 1 and args.suite == 'demo':
         parser.error('--fraction applies to the proxy suites')
@@ -412,6 +416,8 @@ def main():
     prepare_suite(args.suite, args.regime, args.fraction)
     if args.lr_search:
         lr_search(args, name, out_dir, work_root, title)
+        report_written(out_dir, [f'{name}_lr_search.{ext}'
+                                 for ext in ('json', 'md')])
         return
 
     json_path = osp.join(out_dir, f'{name}.json')
@@ -449,9 +455,8 @@ def main():
     write_outputs(summarize(results, args.methods), out_dir, command,
                   args.quick, before, args.suite, name, title, results,
                   args.select_metric)
-    if not args.quick and args.suite == 'demo':
-        render_results_page(osp.join(REPO, 'docs'))
-    if osp.abspath(out_dir) == osp.join(REPO, 'docs', 'results'):
+    report_written(out_dir, [f'{name}.{ext}' for ext in ('json', 'md', 'png')])
+    if is_results_dir(out_dir):
         # the numbers the README, the docs and the method READMEs quote
         from tools import docs_tables
         print('\n'.join(docs_tables.run()))

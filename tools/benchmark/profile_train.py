@@ -25,9 +25,11 @@ import tempfile
 import time
 
 import torch
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.hooks import Hook
 from mmengine.registry import HOOKS
+
+from spml_mm.utils import ConfigOptionsAction
 
 #: what :class:`IterationSplitHook` measured (the runner builds the hook
 #: from a config, which copies its arguments)
@@ -112,7 +114,8 @@ def main(argv=None):
                                                   'profile_train'))
     parser.add_argument('--label', default='',
                         help='a name for this run in the page')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+    parser.add_argument('--cfg-options', nargs='+',
+                        action=ConfigOptionsAction,
                         default={})
     args = parser.parse_args(argv)
     import spml_mm  # noqa: F401

@@ -54,6 +54,17 @@ class GRLoss(UnifiedSPMLLoss):
         >>> custom_hooks = [dict(type='SPMLEpochHook')]
     """
 
+    USER_KEYS = {
+        'k.w': 'w',
+        'k.b': 'b',
+        'v.mu': 'mu',
+        'v.sigma': 'sigma',
+        'l1.q': 'q1',
+        'l2.q': 'q2',
+        'l3.q': 'q3',
+        'trainable_k': 'trainable_beta'
+    }
+
     def __init__(self,
                  w: Schedule = (0., 2.),
                  b: Schedule = (-2., -2.),
