@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-gpu bench-quick clean
+.PHONY: setup demo test test-gpu bench-quick docs clean
 
 setup: $(STAMP)
 
@@ -44,5 +44,16 @@ test-gpu: $(STAMP)
 bench-quick: $(STAMP) data/demo/formatted_val_labels.npy
 	$(PY) -m tools.benchmark.accuracy --quick --rerun --work-root work_dirs/benchmark_quick
 
+# the documentation site (Sphinx + MyST, docs/_build/html): warnings are errors,
+# and MyST checks every internal link and anchor
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): docs/requirements.txt constraints.txt | $(STAMP)
+	$(PY) -m pip install -q -c constraints.txt -r docs/requirements.txt
+	touch $(DOCS_STAMP)
+
+docs: $(STAMP) $(DOCS_STAMP)
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
 clean:
-	rm -rf work_dirs
+	rm -rf work_dirs docs/_build

@@ -1,8 +1,8 @@
 """Every config's training procedure matches the documented defaults.
 
-``docs/methods.md`` lists, per config, the optimizer, learning rate, the
-head's learning-rate multiplier, batch size, epochs, stopping rule and the
-classifier's initialisation; this test reads those tables and the configs and
+``docs/methods/procedure.md`` lists, per config, the optimizer, learning
+rate, the head's learning-rate multiplier, batch size, epochs, stopping rule
+and the classifier's initialisation; this test reads those tables and the configs and
 fails when either drifts. It also pins what the releases do, so a table edit
 cannot silently move a method away from its release.
 """
@@ -24,8 +24,9 @@ COLUMNS = ('optimizer', 'lr', 'head lr', 'batch', 'epochs', 'stopping',
 
 
 def documented():
-    """{config: {column: value}} from the tables of docs/methods.md."""
-    with open(osp.join(REPO, 'docs', 'methods.md')) as f:
+    """{config: {column: value}} from the tables of
+    docs/methods/procedure.md."""
+    with open(osp.join(REPO, 'docs', 'methods', 'procedure.md')) as f:
         text = f.read()
     rows = {}
     for line in text.splitlines():
@@ -72,7 +73,7 @@ def test_config_follows_its_documented_procedure(path):
     assert procedure(path) == documented()[path]
 
 
-#: What the releases do (see docs/methods.md for files and functions):
+#: What the releases do (docs/methods/procedure.md names files and functions):
 #: head learning-rate multiplier and stopping rule per method folder.
 RELEASES = {
     'an': ('x1', 'none'),  # community code: one lr, best val epoch

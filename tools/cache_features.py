@@ -17,27 +17,12 @@ import time
 
 import numpy as np
 import torch
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.dataset import pseudo_collate
 from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
 
-
-def image_paths(cfg: Config) -> list:
-    """``img_path`` of every sample of the train, val and test loaders,
-    each once, in loader order."""
-    from mmpretrain.registry import DATASETS
-    seen, paths = set(), []
-    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-        dataset_cfg = cfg[loader]['dataset'].copy()
-        dataset_cfg['pipeline'] = []
-        dataset = DATASETS.build(dataset_cfg)
-        for i in range(len(dataset)):
-            path = dataset.get_data_info(i)['img_path']
-            if path not in seen:
-                seen.add(path)
-                paths.append(path)
-    return paths
+from spml_mm.utils.cfg_options import ConfigOptionsAction
 
 
 @torch.no_grad()
@@ -79,7 +64,8 @@ def main():
     parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument('--threads', type=int, default=None,
                         help='torch CPU threads (default: torch decides)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+    parser.add_argument('--cfg-options', nargs='+',
+                        action=ConfigOptionsAction,
                         help='override config settings, e.g. the datasets\' '
                         'data_root')
     args = parser.parse_args()
@@ -94,7 +80,8 @@ def main():
     init_default_scope('mmpretrain')
     import spml_mm  # noqa: F401  (registers the SPML datasets and heads)
     start = time.time()
-    paths = image_paths(cfg)
+    from spml_mm.datasets.image_cache import config_image_paths
+    paths = config_image_paths(cfg)
     features, flipped = extract(cfg, paths, args.batch_size)
     os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
     np.savez(out, images=np.array(paths), features=features.astype(np.float16),

@@ -8,20 +8,28 @@ annotation types), compares their class counts with each other and with
 ``model.head.num_classes``, checks the training label indices as an SPML
 head reads them and EPR's or ROLE's ``expected_positives`` against the
 classes (as ``SPMLDatasetCheckHook`` does before training: in range, a
-positive per sample, no class both positive and negative), and
-checks every image file (missing,
-unreadable, empty; with ``--decode`` also undecodable). Prints one line per
-problem with file and row, and exits with status 1 if there is any.
+positive per sample, no class both positive and negative), looks for images
+listed twice in a split (with different labels: a problem; with the same: a
+warning) and images in more than one split (a training image in val or
+test: a problem; val and test: a warning), names the classes without a
+positive in the training split (a warning), and checks every image file
+once (missing, unreadable, empty; with ``--decode`` also undecodable).
+Prints one line per problem and per warning with file and row, and exits
+with status 1 if there is any problem.
 """
 import argparse
 import sys
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 from spml_mm.datasets.validation import (DatasetError,
+                                         classes_without_positive,
+                                         duplicate_findings,
                                          expected_positives_problem,
-                                         image_problems, index_label_problems)
+                                         image_problems, index_label_problems,
+                                         shared_image_findings)
+from spml_mm.utils import ConfigOptionsAction
 
 SPLITS = ('train', 'val', 'test')
 
@@ -36,7 +44,7 @@ def parse_args(argv=None):
     parser.add_argument(
         '--cfg-options',
         nargs='+',
-        action=DictAction,
+        action=ConfigOptionsAction,
         help='override config entries, e.g. '
         'train_dataloader.dataset.data_root=data/voc')
     return parser.parse_args(argv)
@@ -60,9 +68,15 @@ def build_dataset(cfg, split):
     return dataset, [p for p in paths if p is not None], []
 
 
-def head_label_problems(cfg, dataset):
+def infos_of(dataset):
+    """The samples' data infos of a built dataset."""
+    return [dataset.get_data_info(k) for k in range(len(dataset))]
+
+
+def head_label_findings(cfg, dataset, infos):
     """The training samples' label problems as the config's head reads
-    them; none for a head that is not an SPML head."""
+    them, and the warning for classes without a positive; none for a head
+    that is not an SPML head."""
     from mmpretrain.registry import MODELS
 
     from spml_mm.models.heads import SPMLLinearClsHead
@@ -71,28 +85,49 @@ def head_label_problems(cfg, dataset):
     if not (isinstance(head_type, type)
             and issubclass(head_type, SPMLLinearClsHead)
             and head.get('num_classes') is not None):
-        return []
-    infos = [dataset.get_data_info(k) for k in range(len(dataset))]
+        return [], []
     if not all('gt_label' in info for info in infos):
-        return []
-    return index_label_problems(
-        f'train dataset ({type(dataset).__name__})', infos,
-        head['num_classes'])
+        return [], []
+    where = f'train dataset ({type(dataset).__name__})'
+    classes = dataset.metainfo.get('classes')
+    return index_label_problems(where, infos, head['num_classes']), [
+        classes_without_positive(where, infos, classes) if classes else None
+    ]
+
+
+def unique(lines):
+    """``lines`` without repeats, in order: the official train split's
+    label problems stop both the train and the val split."""
+    return list(dict.fromkeys(line for line in lines if line))
 
 
 def check(cfg, decode=False):
-    """Every problem of the config's datasets, one line each."""
+    """Every problem and warning of the config's datasets, one line each,
+    and the number of classes of each split built."""
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
-    problems, classes = [], {}
+    problems, warnings, classes, splits = [], [], {}, {}
+    checked = set()
     for split in SPLITS:
         if not cfg.get(f'{split}_dataloader'):
             continue
         dataset, paths, found = build_dataset(cfg, split)
-        problems += found + image_problems(f'{split} dataset', paths, decode)
-        if dataset is not None:
-            classes[split] = len(dataset.metainfo.get('classes') or ())
-        if split == 'train' and dataset is not None:
-            problems += head_label_problems(cfg, dataset)
+        problems += found + image_problems(f'{split} dataset', paths, decode,
+                                           checked)
+        if dataset is None:
+            continue
+        classes[split] = len(dataset.metainfo.get('classes') or ())
+        splits[split] = infos_of(dataset)
+        found, warned = duplicate_findings(
+            f'{split} dataset ({type(dataset).__name__})', splits[split])
+        problems += found
+        warnings += warned
+        if split == 'train':
+            found, warned = head_label_findings(cfg, dataset, splits[split])
+            problems += found
+            warnings += warned
+    found, warned = shared_image_findings(splits)
+    problems += found
+    warnings += warned
     head = cfg.get('model', {}).get('head', {}).get('num_classes')
     k = (cfg.get('model', {}).get('head', {}).get('loss') or {}).get(
         'expected_positives')
@@ -106,7 +141,7 @@ def check(cfg, decode=False):
     if len(set(classes.values())) > 1:
         problems.append(f'the splits disagree on the number of classes: '
                         f'{classes}')
-    return problems, classes
+    return unique(problems), unique(warnings), classes
 
 
 def main(argv=None):
@@ -114,11 +149,14 @@ def main(argv=None):
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
-    problems, classes = check(cfg, args.decode)
+    problems, warnings, classes = check(cfg, args.decode)
     for line in problems:
         print(line)
+    for line in warnings:
+        print(f'warning: {line}')
     summary = ', '.join(f'{k}: {v} classes' for k, v in classes.items())
-    print(f'{len(problems)} problem(s) ({summary or "no dataset built"})')
+    print(f'{len(problems)} problem(s), {len(warnings)} warning(s) '
+          f'({summary or "no dataset built"})')
     return 1 if problems else 0
 
 

@@ -6,7 +6,7 @@ into OUT and links OUT/images to the image folder, e.g.
     python tools/prepare_spml.py voc --data-root /datasets/VOCtrainval \\
         --out-dir data/voc
 
-The expected layout of each dataset is in the README ("Data") and in the
+The expected layout of each dataset is in docs/user_guides/datasets.md and in the
 error raised when a file is missing.
 """
 import argparse

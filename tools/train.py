@@ -3,9 +3,10 @@ import argparse
 
 from mmengine.config import Config
 
-from spml_mm.utils import (apply_launch_args, check_train_schedule,
-                           claim_work_dir, drop_disabled_hooks,
-                           parse_launch_args, run_runner)
+from spml_mm.utils import (apply_launch_args, check_pretrained_weights,
+                           check_train_schedule, claim_work_dir,
+                           drop_disabled_hooks, parse_launch_args,
+                           run_runner)
 
 
 def parse_args():
@@ -84,6 +85,7 @@ def main():
     args = parse_args()
     cfg = merge_args(Config.fromfile(args.config), args)
     check_train_schedule(cfg)
+    check_pretrained_weights(cfg)
     with claim_work_dir(cfg):
         run_runner(cfg, 'train')
 

@@ -6,13 +6,20 @@ custom_imports = dict(imports=['spml_mm'], allow_failed_imports=False)
 default_hooks = dict(
     logger=dict(type='LoggerHook', interval=50),
     # keep the last checkpoint (for --resume) and the best one on val mAP;
-    # written atomically, old ones removed only after the new one is complete
+    # written atomically, old ones removed only after the new one is complete.
+    # 'auto': the first key validation reports, spml/mAP on full validation
+    # labels, spml/mAP_observed with val_labels='observed' (a key named here
+    # that validation does not report is refused before training)
     checkpoint=dict(
         type='SPMLCheckpointHook',
         interval=1,
         max_keep_ckpts=1,
-        save_best='spml/mAP',
+        save_best='auto',
         rule='greater'),
+    # before the first iteration: the keys hooks select on against what
+    # validation reports, and two validation batches through the model and
+    # the metric (sanity_batches=0 skips them; preflight=None skips it all)
+    preflight=dict(type='SPMLPreflightHook', sanity_batches=2),
     # a non-finite loss or gradient norm stops training; a non-finite model is
     # never saved
     divergence_guard=dict(type='SPMLDivergenceGuardHook'),

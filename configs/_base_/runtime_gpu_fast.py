@@ -8,6 +8,9 @@
 # (spml_mm/engine/runner/gpu_fast_runner.py says what each one sets); switch
 # one off with e.g. gpu_fast = dict(compile=False) in the config or
 # --cfg-options gpu_fast.amp=None. docs/results/gpu.md measures each switch.
+# It needs CUDA: without it the runner refuses to start, whatever the switches
+# (train on a CPU with --cfg-options runner_type=Runner, which ignores
+# gpu_fast; docs/user_guides/preflight_and_validation.md).
 runner_type = 'SPMLGPUFastRunner'
 gpu_fast = dict(
     channels_last=True,  # model and inputs in channels-last memory format

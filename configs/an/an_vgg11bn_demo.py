@@ -1,5 +1,5 @@
 # AN (assume negative) baseline on the demo dataset: every unobserved label is
-# a negative (docs/methods.md, AN and its variants). From scratch, Adam 1e-3,
+# a negative (docs/methods/an.md). From scratch, Adam 1e-3,
 # batch 32, 6 epochs.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',

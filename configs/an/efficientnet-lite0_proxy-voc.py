@@ -1,6 +1,6 @@
 # AN (assume negative) on the VOC-like proxy
-# (docs/methods.md, AN and its variants),
-# fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
+# (docs/methods/an.md),
+# fine-tuning EfficientNet-Lite0 at 128 px (docs/user_guides/datasets.md, proxy benchmarks;
 # configs/_base_/datasets/proxy_voc.py).
 _base_ = [
     '../_base_/models/efficientnet_lite0.py',

@@ -1,5 +1,5 @@
 # AN (assume negative) baseline, ResNet-50 on NUS-WIDE (42.27 test mAP
-# in the EM paper's Table 1; docs/methods.md, AN and its variants). The
+# in the EM paper's Table 1; docs/methods/an.md). The
 # method and its schedule: configs/_base_/methods/an_resnet50.py.
 _base_ = [
     '../_base_/methods/an_resnet50.py', '../_base_/datasets/nuswide.py'

@@ -1,6 +1,6 @@
-# EM loss (docs/methods.md) on the VOC-like proxy: Table 6's VOC alpha = 0.2,
+# EM loss (docs/methods/em_apl.md) on the VOC-like proxy: Table 6's VOC alpha = 0.2,
 # 10 epochs, the EM + APL release's early stop (first epoch with no new best),
-# fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
+# fine-tuning EfficientNet-Lite0 at 128 px (docs/user_guides/datasets.md, proxy benchmarks;
 # configs/_base_/datasets/proxy_voc.py).
 _base_ = [
     '../_base_/models/efficientnet_lite0.py',

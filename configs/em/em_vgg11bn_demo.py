@@ -1,4 +1,4 @@
-# EM loss (docs/methods.md) on the demo dataset: -log p on the observed
+# EM loss (docs/methods/em_apl.md) on the demo dataset: -log p on the observed
 # positive and -alpha * H(p) on every unobserved label. Schedule of the AN demo
 # (configs/an/an_vgg11bn_demo.py): from scratch, Adam 1e-3, batch 32, 6 epochs,
 # so the two compare directly.

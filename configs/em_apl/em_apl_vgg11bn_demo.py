@@ -1,4 +1,4 @@
-# EM loss with asymmetric pseudo-labeling (docs/methods.md) on the demo
+# EM loss with asymmetric pseudo-labeling (docs/methods/em_apl.md) on the demo
 # dataset. After epoch T_w and each later one, the whole training set is scored
 # and the least likely unobserved labels of each class become soft negative
 # pseudo-labels, kept in the head's label bank. Schedule of the AN demo

@@ -1,4 +1,4 @@
-# EM loss with asymmetric pseudo-labeling (docs/methods.md), ResNet-50 on
+# EM loss with asymmetric pseudo-labeling (docs/methods/em_apl.md), ResNet-50 on
 # CUB-200-2011 (21.84 test mAP in the EM paper's Table 1). The method, its
 # schedule and switches: configs/_base_/methods/em_apl_resnet50.py.
 _base_ = [

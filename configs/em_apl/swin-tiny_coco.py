@@ -1,4 +1,4 @@
-# EM + APL (docs/methods.md) on COCO 2014 with a Swin-T backbone instead of
+# EM + APL (docs/methods/em_apl.md) on COCO 2014 with a Swin-T backbone instead of
 # the papers' ResNet-50: the recipe of configs/em_apl/resnet50_coco.py (Table 6
 # loss and pseudo-labeling hyperparameters, Adam 1e-5 for the whole network,
 # batch 16, 10 epochs, 448 px, flip) with only the backbone swapped.

@@ -1,4 +1,4 @@
-# EPR on the demo dataset (docs/methods.md, EPR): VGG-11-BN from scratch,
+# EPR on the demo dataset (docs/methods/epr.md): VGG-11-BN from scratch,
 # Adam 1e-3, batch 32, 6 epochs, as configs/an/an_vgg11bn_demo.py. k is the
 # demo's average number of positives per image, 2.06, as the paper sets it
 # to each dataset's average.

@@ -1,8 +1,8 @@
-# GR loss (docs/methods.md, GR loss) on the COCO-like proxy, with the paper's
+# GR loss (docs/methods/grloss.md) on the COCO-like proxy, with the paper's
 # Table 6 COCO column (T = 8, q3 = 1, beta_T = (10., -8.),
 # alpha_T = (0.8, 0.5))
 # and the GR release's head at 10x and early stop (2 points below the best),
-# fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
+# fine-tuning EfficientNet-Lite0 at 128 px (docs/user_guides/datasets.md, proxy benchmarks;
 # configs/_base_/datasets/proxy_voc.py).
 _base_ = [
     '../_base_/models/efficientnet_lite0.py',

@@ -1,4 +1,4 @@
-# GR loss on the demo dataset (docs/methods.md, GR loss): VGG-11-BN from
+# GR loss on the demo dataset (docs/methods/grloss.md): VGG-11-BN from
 # scratch, Adam 1e-3, batch 32, 6 epochs, as configs/an/an_vgg11bn_demo.py. The
 # loss keeps the paper's VOC column of Table 6 unchanged: it already fits a
 # from-scratch backbone here. k starts at sigmoid(-2) = 0.12, close to the

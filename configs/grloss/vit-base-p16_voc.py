@@ -1,4 +1,4 @@
-# GR loss (docs/methods.md) on VOC 2012 with a ViT-B/16 backbone instead of the
+# GR loss (docs/methods/grloss.md) on VOC 2012 with a ViT-B/16 backbone instead of the
 # papers' ResNet-50: the recipe of configs/grloss/resnet50_voc.py (Table 6
 # loss hyperparameters, Adam 1e-5 with the head at 10x, batch 8, 8 epochs,
 # 448 px, flip) with only the backbone swapped.

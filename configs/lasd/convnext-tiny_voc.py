@@ -1,4 +1,4 @@
-# LASD (docs/methods.md) on VOC 2012 with a ConvNeXt-T backbone instead of
+# LASD (docs/methods/lasd.md) on VOC 2012 with a ConvNeXt-T backbone instead of
 # the papers' ResNet-50: the recipe of configs/lasd/resnet50_voc.py (Table 4
 # loss hyperparameters, three views with the consistency term, Adam 1e-5 with
 # one learning rate, batch 8, 10 epochs, 448 px) with only the backbone

@@ -1,9 +1,9 @@
-# LASD (docs/methods.md) on the COCO-like proxy: Table 4's COCO values
+# LASD (docs/methods/lasd.md) on the COCO-like proxy: Table 4's COCO values
 # (lambda_pos = 0.03, tau = 0.9, alpha = 0.1), kbar = 2.94 and K = 80
 # (Theorem 5.4),
 # gammas 0 / 4, 10 epochs, the views of
 # configs/_base_/methods/lasd_efficientnet_lite0.py,
-# fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
+# fine-tuning EfficientNet-Lite0 at 128 px (docs/user_guides/datasets.md, proxy benchmarks;
 # configs/_base_/datasets/proxy_voc.py).
 _base_ = [
     '../_base_/methods/lasd_efficientnet_lite0.py',

@@ -1,9 +1,9 @@
-# LASD (docs/methods.md) on the VOC-like proxy: Table 4's VOC values
+# LASD (docs/methods/lasd.md) on the VOC-like proxy: Table 4's VOC values
 # (lambda_pos = 0.1, tau = 0.9, alpha = 0.7), kbar = 1.46 and K = 20
 # (Theorem 5.4),
 # gammas 0 / 4, 10 epochs, the views of
 # configs/_base_/methods/lasd_efficientnet_lite0.py,
-# fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
+# fine-tuning EfficientNet-Lite0 at 128 px (docs/user_guides/datasets.md, proxy benchmarks;
 # configs/_base_/datasets/proxy_voc.py).
 _base_ = [
     '../_base_/methods/lasd_efficientnet_lite0.py',

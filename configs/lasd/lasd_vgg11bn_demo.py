@@ -1,4 +1,4 @@
-# LASD (docs/methods.md) on the demo dataset: leveraged asymmetric loss with
+# LASD (docs/methods/lasd.md) on the demo dataset: leveraged asymmetric loss with
 # disambiguation plus consistency regularization over three views of each
 # image. Schedule of the AN demo (configs/an/an_vgg11bn_demo.py): from scratch,
 # Adam 1e-3, batch 32, 6 epochs, so the two compare directly.

@@ -1,4 +1,4 @@
-# LASD (docs/methods.md), ResNet-50 on COCO 2014: leveraged asymmetric loss
+# LASD (docs/methods/lasd.md), ResNet-50 on COCO 2014: leveraged asymmetric loss
 # with disambiguation and consistency regularization over three views
 # (72.22 mAP in the paper's Table 2). The method, the views, its schedule
 # and the ablation switches: configs/_base_/methods/lasd_resnet50.py.

@@ -1,4 +1,4 @@
-# LL-R on the demo dataset (docs/methods.md, LL-R, LL-Ct, LL-Cp): VGG-11-BN
+# LL-R on the demo dataset (docs/methods/large_loss.md): VGG-11-BN
 # from scratch, Adam 1e-3, batch 32, 6 epochs, as configs/an/an_vgg11bn_demo.py
 # (the release's 10x head rate belongs to its pretrained backbone). delta is
 # 0.5 % per epoch, the largest of the paper's grid: the demo misses 1.06 of

@@ -1,7 +1,7 @@
-# OPML-SP (docs/methods.md) on the COCO-like proxy: the one-pair loss with
+# OPML-SP (docs/methods/opml.md) on the COCO-like proxy: the one-pair loss with
 # high rank, soft labels and AP-based label correction after epochs 3-9, with
 # the values of configs/_base_/methods/opml_sp.py (opml_sp_head); SGD, 10
-# epochs, fine-tuning EfficientNet-Lite0 at 128 px (README, Proxy benchmark;
+# epochs, fine-tuning EfficientNet-Lite0 at 128 px (docs/user_guides/datasets.md, proxy benchmarks;
 # configs/_base_/datasets/proxy_voc.py).
 _base_ = [
     '../_base_/models/efficientnet_lite0.py',

@@ -1,4 +1,4 @@
-# OPML-SP (docs/methods.md) on the demo dataset: the one-pair loss with
+# OPML-SP (docs/methods/opml.md) on the demo dataset: the one-pair loss with
 # high-rank regularization, soft labels p * AP_k^gamma and AP-based label
 # correction. Schedule of configs/opml/opml_vgg11bn_demo.py.
 #

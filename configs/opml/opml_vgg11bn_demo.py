@@ -1,4 +1,4 @@
-# OPML (docs/methods.md) on the demo dataset, the loss alone (Table IV's first
+# OPML (docs/methods/opml.md) on the demo dataset, the loss alone (Table IV's first
 # row): the one-pair loss on the observed single positive, no high-rank term,
 # no soft labels, no label correction.
 _base_ = [

@@ -1,4 +1,4 @@
-# OPML-SP (docs/methods.md) on NUS-WIDE with a ResNet-101 backbone instead of
+# OPML-SP (docs/methods/opml.md) on NUS-WIDE with a ResNet-101 backbone instead of
 # the papers' ResNet-50: the recipe of configs/opml/resnet50_nuswide.py
 # (one-pair loss, high-rank regularization, soft labels, AP-based label
 # correction, SGD with one learning rate, batch 16, 10 epochs, 448 px, flip)

@@ -1,4 +1,4 @@
-# ROLE on the demo dataset (docs/methods.md, ROLE): VGG-11-BN from scratch,
+# ROLE on the demo dataset (docs/methods/role.md): VGG-11-BN from scratch,
 # Adam 1e-3, batch 32, 6 epochs, as configs/an/an_vgg11bn_demo.py; the
 # label-estimate table learns at 10x (1e-2) with the release's dense Adam. k
 # is the demo's average number of positives per image, 2.06.

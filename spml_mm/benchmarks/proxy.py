@@ -34,7 +34,7 @@ from scipy.special import ndtri
 from spml_mm.datasets.protocol import observe_uniform, split_train_val
 
 #: Published statistics of the real datasets: classes and average positives
-#: per training image (the papers' numbers, docs/methods.md).
+#: per training image (the papers' numbers, docs/methods/protocol.md).
 PUBLISHED_STATISTICS = {
     'VOC 2012': (20, 1.46),
     'MS-COCO 2014': (80, 2.94),

@@ -2,12 +2,14 @@ from .coco import SPMLCOCO, load_coco_split
 from .cub import SPMLCUB, load_cub_split
 from .demo import make_demo_dataset
 from .feature_cache import LoadCachedFeatures
+from .image_cache import LoadCachedImage
 from .layout import ParsedSplit, SPMLLayoutDataset
 from .multilabel import SPMLMultiLabelDataset, load_multilabel_annotations
 from .nuswide import SPMLNUSWIDE, load_nuswide_split
 from .prepare import prepare_official
 from .protocol import observe_uniform, split_train_val
 from .spml_dataset import SPMLDataset
+from .teacher_scores import load_teacher_scores, save_teacher_scores
 from .transforms import SinglePositiveLabel
 from .voc import SPMLVOC, load_voc_split
 
@@ -17,5 +19,6 @@ __all__ = [
     'SPMLVOC', 'SPMLCOCO', 'SPMLNUSWIDE', 'SPMLCUB', 'SPMLMultiLabelDataset',
     'load_voc_split', 'load_coco_split', 'load_nuswide_split',
     'load_cub_split', 'load_multilabel_annotations', 'prepare_official',
-    'LoadCachedFeatures'
+    'LoadCachedFeatures', 'LoadCachedImage', 'load_teacher_scores',
+    'save_teacher_scores'
 ]

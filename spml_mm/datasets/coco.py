@@ -1,6 +1,6 @@
 """MS-COCO 2014 from its official layout.
 
-Images kept, their order and the label columns: docs/methods.md,
+Images kept, their order and the label columns: docs/methods/protocol.md,
 "Datasets and observed labels".
 """
 import json

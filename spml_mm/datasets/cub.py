@@ -1,6 +1,6 @@
 """CUB-200-2011 attributes from the official layout.
 
-Images kept, their order and the label columns: docs/methods.md,
+Images kept, their order and the label columns: docs/methods/protocol.md,
 "Datasets and observed labels".
 """
 import os.path as osp

@@ -4,7 +4,7 @@ The engine of ``tools/prepare_spml.py``: parse both official splits, confirm
 every kept image exists (and decodes, on request), write
 ``formatted_{train,val}_{images,labels,labels_obs}.npy`` and ``classes.txt``,
 and link ``images`` to the image folder so that the configs' ``data_prefix``
-finds the images. docs/methods.md ("Datasets and observed labels") describes
+finds the images. docs/methods/protocol.md ("Datasets and observed labels") describes
 the format and the rules each dataset follows.
 """
 import os
@@ -68,7 +68,7 @@ def prepare_official(dataset: str,
     Args:
         dataset (str): One of :data:`OFFICIAL_PARSERS`.
         data_root (str): The official download (layout in the error messages
-            and the README).
+            and docs/user_guides/datasets.md).
         out_dir (str): Output folder (created).
         seed (int): Seed of the observed labels. Defaults to 1200.
         check_images (bool): Decode every kept image and fail naming the

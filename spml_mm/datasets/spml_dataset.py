@@ -11,8 +11,20 @@ from .protocol import observe_uniform, split_train_val
 from .validation import DatasetError, label_problems
 
 
+#: The first bytes of every ``.npy`` file.
+NPY_MAGIC = b'\x93NUMPY'
+
+
 def _load_matrix(path: str) -> np.ndarray:
     """``np.load`` of an interchange file; any failure names the file."""
+    with open(path, 'rb') as f:
+        head = f.read(len(NPY_MAGIC))
+    if head != NPY_MAGIC:
+        # np.load takes any other file for a pickle
+        raise ValueError(
+            f'{path} is not a .npy file (it starts with {head!r}, not '
+            f'{NPY_MAGIC!r}; a text file or a file of another format saved '
+            'under this name?); write it with np.save(path, array).')
     try:
         return np.load(path)
     except ValueError as err:
@@ -39,7 +51,7 @@ class SPMLDataset(MultiLabelDataset):
     """A multi-label dataset under the single-positive protocol.
 
     The protocol and the interchange format are described in
-    ``docs/methods.md`` ("The protocol").
+    ``docs/methods/protocol.md`` ("The protocol").
 
     Reads the community interchange format from ``data_root``:
     ``formatted_{train,val}_images.npy`` (image paths relative to
@@ -204,7 +216,7 @@ class SPMLDataset(MultiLabelDataset):
         if must_exist and not osp.isfile(path):
             raise FileNotFoundError(
                 f'{type(self).__name__}: expected {path} (interchange format, '
-                f'see docs/methods.md); {self.PREPARE_HINT}.')
+                f'see docs/methods/protocol.md); {self.PREPARE_HINT}.')
         return path
 
     def load_split_matrices(
@@ -264,6 +276,8 @@ class SPMLDataset(MultiLabelDataset):
                 f'{self.data_root}; the matrices must be (N,) and (N, C).')
         self._metainfo['classes'] = tuple(
             self._load_class_names(labels.shape[1]))
+        # named by SPMLAveragePrecision's messages
+        self._metainfo['split'] = self.split
         partial = self.annotations_are_partial()
 
         prefix = self.data_prefix['img_path']

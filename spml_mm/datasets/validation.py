@@ -1,15 +1,17 @@
 """Checks of a dataset's labels and image files that report every problem.
 
 The datasets run :func:`label_problems` when they are built;
-``SPMLDatasetCheckHook`` runs :func:`index_label_problems` on the training
-set and :func:`image_problems` before training or testing;
-``tools/check_dataset.py CONFIG`` runs :func:`label_problems` and
-:func:`image_problems` on every split, with image decoding under
-``--decode``.
+``SPMLDatasetCheckHook`` runs :func:`index_label_problems`,
+:func:`classes_without_positive`, :func:`duplicate_findings`,
+:func:`shared_image_findings` and :func:`image_problems` before training
+or testing; ``tools/check_dataset.py CONFIG`` runs all of them on every
+split, with image decoding under ``--decode``. A problem stops a run; a
+warning is logged (and printed by the tool) and the run goes on.
 """
+import itertools
 import os
 import os.path as osp
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -158,6 +160,146 @@ def index_label_problems(where: str, infos: Sequence[dict],
     return problems
 
 
+def _indices(info: dict, key: str) -> Tuple[int, ...]:
+    return tuple(
+        sorted(np.asarray(info.get(key, ()), np.int64).reshape(-1).tolist()))
+
+
+def _labels_of(info: dict) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+    """What a sample says of its image: its full labels where it carries
+    them (``gt_label_full`` of a training sample, whose observed positive is
+    drawn per row), else its positives and known negatives."""
+    if 'gt_label_full' in info:
+        return _indices(info, 'gt_label_full'), ()
+    return _indices(info, 'gt_label'), _indices(info, 'gt_label_neg')
+
+
+def _describe(labels: Tuple[Tuple[int, ...], Tuple[int, ...]]) -> str:
+    positives, negatives = labels
+    return f'labels {list(positives)}' + (
+        f', negatives {list(negatives)}' if negatives else '')
+
+
+def _by_path(infos: Sequence[dict]) -> Dict[str, List[int]]:
+    """The samples of each image path (normalised), in sample order."""
+    groups: Dict[str, List[int]] = {}
+    for k, info in enumerate(infos):
+        path = info.get('img_path')
+        if path is not None:
+            groups.setdefault(osp.normpath(str(path)), []).append(k)
+    return groups
+
+
+def duplicate_findings(where: str,
+                       infos: Sequence[dict]) -> Tuple[List[str], List[str]]:
+    """Images listed more than once in one split.
+
+    Copies with different labels are a problem (which row is right is
+    unknown); copies with the same labels are a warning (the image weighs
+    several times in the loss and the scores).
+
+    Args:
+        where (str): Names the split in each line.
+        infos (Sequence[dict]): The samples' data infos (``img_path``,
+            ``gt_label``, ``gt_label_neg``, ``gt_label_full``).
+
+    Returns:
+        tuple[list[str], list[str]]: The problems and the warnings, one line
+        per image.
+    """
+    problems, warnings = [], []
+    for path, samples in _by_path(infos).items():
+        if len(samples) < 2:
+            continue
+        labels = [_labels_of(infos[k]) for k in samples]
+        if len(set(labels)) > 1:
+            rows = '; '.join(f'sample {k}: {_describe(label)}'
+                             for k, label in zip(samples, labels))
+            problems.append(
+                f'{where}: image {path} is listed {len(samples)} times with '
+                f'different labels ({rows}); keep one row, with its right '
+                'labels')
+        else:
+            warnings.append(
+                f'{where}: image {path} is listed {len(samples)} times with '
+                f'the same labels (samples '
+                f'{", ".join(map(str, samples))}); it counts '
+                f'{len(samples)} times in the loss and the scores: keep one '
+                'row')
+    return problems, warnings
+
+
+def shared_image_findings(
+        splits: Dict[str, Sequence[dict]]) -> Tuple[List[str], List[str]]:
+    """Images in more than one split.
+
+    A training image in the val or test split is a problem (that split
+    then scores images the model was trained on); an image in both the val
+    and the test split is a warning (MMPretrain-style configs validate on
+    the test set on purpose).
+
+    Args:
+        splits (dict[str, Sequence[dict]]): The data infos of each split by
+            name (``'train'``, ``'val'``, ``'test'``).
+
+    Returns:
+        tuple[list[str], list[str]]: The problems and the warnings, one line
+        per shared image.
+    """
+    groups = {name: _by_path(infos) for name, infos in splits.items()}
+    problems, warnings = [], []
+    for a, b in itertools.combinations(groups, 2):
+        for path in groups[a].keys() & groups[b].keys():
+            ka, kb = groups[a][path][0], groups[b][path][0]
+            la, lb = _labels_of(splits[a][ka]), _labels_of(splits[b][kb])
+            labels = (f'{_describe(la)} in both' if la == lb else
+                      f'{_describe(la)} in {a}, {_describe(lb)} in {b}')
+            line = (f'image {path} is in both the {a} split (sample {ka}) '
+                    f'and the {b} split (sample {kb}), {labels}')
+            if 'train' in (a, b):
+                problems.append(
+                    f'{line}; the {b if a == "train" else a} scores would '
+                    'count an image the model trained on: list it in one '
+                    'split only')
+            else:
+                warnings.append(line)
+    return sorted(problems), sorted(warnings)
+
+
+def classes_without_positive(where: str, infos: Sequence[dict],
+                             classes: Sequence[str]) -> Optional[str]:
+    """The warning for classes that no training sample has as a positive
+    (``gt_label``: the observed positives the loss sees), or None.
+
+    The model never sees a positive of such a class, and its AP measures
+    nothing it learned.
+
+    Args:
+        where (str): Names the training split.
+        infos (Sequence[dict]): The training samples' data infos.
+        classes (Sequence[str]): The class names.
+
+    Returns:
+        str | None: One line naming every such class, or None.
+    """
+    num_classes = len(classes)
+    labels = [np.asarray(info.get('gt_label', ()), np.int64).reshape(-1)
+              for info in infos]
+    labels = np.concatenate(labels) if labels else np.zeros(0, np.int64)
+    labels = labels[(labels >= 0) & (labels < num_classes)]
+    missing = np.flatnonzero(np.bincount(labels, minlength=num_classes) == 0)
+    if not len(missing):
+        return None
+    names = ', '.join(
+        str(c) if str(classes[c]) == str(c) else f'{c} ({classes[c]})'
+        for c in missing.tolist())
+    return (f'{where}: {len(missing)} of {num_classes} classes have no '
+            f'positive label in the training split: {names}; the model '
+            'never sees a positive of them and their AP measures nothing '
+            'learned: add training images of them or leave them out of '
+            'the classes')
+
+
 def expected_positives_problem(k: Optional[float],
                                num_classes: Optional[int]) -> Optional[str]:
     """The problem of a loss that expects ``k`` positives per image (EPR's
@@ -173,7 +315,8 @@ def expected_positives_problem(k: Optional[float],
 
 def image_problems(where: str,
                    paths: Sequence[str],
-                   decode: bool = False) -> List[str]:
+                   decode: bool = False,
+                   checked: Optional[set] = None) -> List[str]:
     """Every missing, unreadable, empty or (with ``decode``) undecodable
     image among ``paths``.
 
@@ -182,6 +325,8 @@ def image_problems(where: str,
         paths (Sequence[str]): Image paths in sample order.
         decode (bool): Decode every image (as ``LoadImageFromFile`` does);
             slow on large datasets. Defaults to False.
+        checked (set, optional): Paths checked already (by another split),
+            which are skipped; the paths checked here are added.
 
     Returns:
         list[str]: One line per problem, ``<where> sample <k> (<path>): ...``.
@@ -191,6 +336,10 @@ def image_problems(where: str,
         from mmengine.fileio import get
     problems = []
     for k, path in enumerate(paths):
+        if checked is not None:
+            if path in checked:
+                continue
+            checked.add(path)
         row = f'{where} sample {k} ({path})'
         if not osp.isfile(path):
             problems.append(f'{row}: image file missing')

@@ -1,6 +1,6 @@
 """PASCAL VOC 2012 from its official layout.
 
-Images kept, their order and the label columns: docs/methods.md,
+Images kept, their order and the label columns: docs/methods/protocol.md,
 "Datasets and observed labels".
 """
 import os.path as osp

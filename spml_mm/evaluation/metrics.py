@@ -1,3 +1,4 @@
+import logging
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -7,34 +8,56 @@ from mmengine.logging import print_log
 from mmpretrain.registry import METRICS
 from sklearn.metrics import average_precision_score
 
+#: Class names a warning lists before it only counts the rest.
+NAMES_SHOWN = 10
+
 
 def average_precision_per_class(scores: np.ndarray,
                                 labels: np.ndarray) -> np.ndarray:
     """Average precision of each class, in percent.
 
-    AP follows scikit-learn's ``average_precision_score``; a class without a
-    positive in ``labels`` counts as 0.
+    AP follows scikit-learn's ``average_precision_score``. A class without a
+    positive in ``labels`` has no AP (any ranking of its scores is as good
+    as any other): NaN.
 
     Args:
         scores (np.ndarray): Predicted scores, shape (N, C).
         labels (np.ndarray): True 0/1 labels, shape (N, C).
 
     Returns:
-        np.ndarray: AP per class (C,), in percent.
+        np.ndarray: AP per class (C,), in percent, NaN for a class without a
+        positive.
     """
     scores, labels = np.asarray(scores), np.asarray(labels)
     if scores.shape != labels.shape or scores.ndim != 2:
         raise ValueError(f'scores and labels must both be (N, C), got '
                          f'{scores.shape} and {labels.shape}')
-    ap = np.zeros(labels.shape[1])
+    ap = np.full(labels.shape[1], np.nan)
     for k in np.flatnonzero(labels.sum(0) > 0):
-        ap[k] = average_precision_score(labels[:, k], scores[:, k])
-    return 100 * ap
+        ap[k] = 100 * average_precision_score(labels[:, k], scores[:, k])
+    return ap
 
 
 def mean_average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
-    """mAP in percent: the mean of :func:`average_precision_per_class`."""
-    return float(average_precision_per_class(scores, labels).mean())
+    """mAP in percent: the mean of :func:`average_precision_per_class` over
+    the classes with a positive.
+
+    Raises:
+        ValueError: No class has a positive.
+    """
+    ap = average_precision_per_class(scores, labels)
+    if np.isnan(ap).all():
+        raise ValueError(f'no positive label among the {len(ap)} classes of '
+                         f'{len(labels)} samples: their mAP is undefined')
+    return float(np.nanmean(ap))
+
+
+def _names(classes: Sequence[str], mask: np.ndarray) -> str:
+    """The classes of ``mask``, the first :data:`NAMES_SHOWN` by name."""
+    names = [str(classes[k]) for k in np.flatnonzero(mask)]
+    more = len(names) - NAMES_SHOWN
+    return ', '.join(names[:NAMES_SHOWN]) + (f' and {more} more'
+                                             if more > 0 else '')
 
 
 def annotated_average_precision_per_class(
@@ -91,8 +114,8 @@ def selection_score(metrics: dict, key: str, who: str) -> float:
             'lack. SPMLAveragePrecision reports spml/mAP only on fully '
             'labelled images and spml/mAP_annotated only for classes with '
             'annotated positives and negatives; on single-positive '
-            'validation labels select on spml/mAP_observed (docs/methods.md,'
-            ' Evaluation without full labels).')
+            'validation labels select on spml/mAP_observed '
+            '(docs/methods/protocol.md, Evaluation without full labels).')
     return float(metrics[key])
 
 
@@ -101,8 +124,8 @@ class SPMLAveragePrecision(BaseMetric):
     """Mean average precision of SPML evaluation, in percent, on full and on
     partly unknown labels.
 
-    Defined in docs/methods.md, "The protocol" and "Evaluation without full
-    labels".
+    Defined in docs/methods/protocol.md, "The protocol" and "Evaluation
+    without full labels".
 
     Reads ``pred_score``, the positives ``gt_label`` and, on a sample whose
     labels are partly unknown, its known negatives ``gt_label_neg`` (every
@@ -112,21 +135,31 @@ class SPMLAveragePrecision(BaseMetric):
 
     - ``spml/mAP``: against the full labels, over the fully labelled samples
       (those without ``gt_label_neg``, or whose two lists cover every
-      class); a class without a positive counts 0. Left out when no sample
-      is fully labelled;
+      class). Left out when no sample is fully labelled;
     - ``spml/mAP_observed``: against the known positives, every other entry
       a negative (the community code's observed-label mAP), over every
       sample;
     - ``spml/mAP_annotated``: over the annotated entries only, each class on
       the samples where it is known (:func:`annotated_average_precision_per
-      _class`); the classes without an annotated positive or negative are
-      left out and counted in the log. Left out when no class has both.
+      _class`). Left out when no class has an annotated positive and an
+      annotated negative.
+
+    Each mean is over the classes that have an AP: a class without a
+    positive (for ``mAP_annotated``: without an annotated positive or
+    without an annotated negative) is left out, and a warning names it and
+    the number of classes the mean is over. On the benchmarks every class
+    has a positive in every evaluation split, and the means are those of
+    all classes. A split where no class has a positive (for
+    ``mAP_observed``: an observed one) is refused with a ValueError rather
+    than scored.
 
     On fully labelled data the three agree, except that ``mAP_annotated``
-    leaves out classes that ``mAP`` counts 0. Where no sample is fully
+    also leaves out a class without a negative. Where no sample is fully
     labelled (partial-label test data, validation on observed labels)
     ``mAP_annotated`` comes first and the log line says it is the one to
-    read. Each is a key for ``save_best`` and ``SPMLEarlyStoppingHook``.
+    read. Each is a key for ``save_best`` and ``SPMLEarlyStoppingHook``;
+    the first one reported is the key of ``save_best='auto'`` and
+    ``SPMLEarlyStoppingHook(monitor='auto')``.
 
     Args:
         per_class (bool): Also report each class's AP, as ``spml/AP_<class>``,
@@ -156,18 +189,52 @@ class SPMLAveragePrecision(BaseMetric):
         super().__init__(collect_device=collect_device, prefix=prefix)
         self.per_class = per_class
 
+    @staticmethod
+    def known_labels(sample: dict, num_classes: int) -> np.ndarray:
+        """A sample's labels as one row: +1 known positive, -1 known
+        negative, 0 unknown (int8, ``num_classes`` entries)."""
+        def indices(labels):
+            return torch.as_tensor(labels, dtype=torch.long).cpu().numpy()
+
+        known = np.full(num_classes, -1, dtype=np.int8)
+        if 'gt_label_neg' in sample:
+            known[:] = 0
+            known[indices(sample['gt_label_neg'])] = -1
+        known[indices(sample['gt_label'])] = 1
+        return known
+
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         for sample in data_samples:
-            score = sample['pred_score'].float().cpu()
-            # +1 known positive, -1 known negative, 0 unknown
-            known = torch.full_like(score, -1, dtype=torch.int8)
-            if 'gt_label_neg' in sample:
-                known.zero_()
-                known[torch.as_tensor(sample['gt_label_neg'],
-                                      dtype=torch.long).cpu()] = -1
-            known[torch.as_tensor(sample['gt_label'],
-                                  dtype=torch.long).cpu()] = 1
-            self.results.append((score.numpy(), known.numpy()))
+            score = sample['pred_score'].float().cpu().numpy()
+            self.results.append((score,
+                                 self.known_labels(sample, len(score))))
+
+    def dry_run(self, dataset) -> Optional[dict]:
+        """What :meth:`evaluate` will report on the whole of ``dataset``,
+        from its labels alone (no image is read, no model runs): the keys,
+        in their order (their values are those of zero scores, meaningless),
+        the warnings about classes left out, and the refusal of a split
+        without a positive. The pre-flight (``SPMLPreflightHook``) reads it
+        before training.
+
+        Args:
+            dataset: The evaluation dataset, whose ``get_data_info`` gives
+                each sample's ``gt_label`` (and ``gt_label_neg``).
+
+        Returns:
+            dict | None: The metrics with their prefixed keys; None when the
+            dataset names no ``classes``.
+        """
+        classes = (dataset.metainfo or {}).get('classes')
+        if not classes:
+            return None
+        zeros = np.zeros(len(classes), dtype=np.float32)
+        metrics = self.compute_metrics([
+            (zeros, self.known_labels(dataset.get_data_info(i), len(zeros)))
+            for i in range(len(dataset))
+        ])
+        return {f'{self.prefix}/{k}' if self.prefix else k: v
+                for k, v in metrics.items()}
 
     def compute_metrics(self, results: List) -> dict:
         scores = np.stack([r[0] for r in results])
@@ -185,6 +252,7 @@ class SPMLAveragePrecision(BaseMetric):
             values['_annotated'] = annotated
         classes = (self.dataset_meta or {}).get(
             'classes', [str(k) for k in range(known.shape[1])])
+        self._check_positives(values, known, full, classes)
         metrics = {}
         for suffix, ap in values.items():
             if ap is None:
@@ -197,6 +265,62 @@ class SPMLAveragePrecision(BaseMetric):
         if not full.all() or sum(left_out.values()):
             self._log_unknowns(known, full, left_out, values)
         return metrics
+
+    def _check_positives(self, values: dict, known: np.ndarray,
+                         full: np.ndarray, classes: Sequence[str]) -> None:
+        """Refuse a mAP without any class that has an AP; warn, naming
+        them, about the classes each mAP leaves out."""
+        key = f'{self.prefix}/mAP'
+        split = (self.dataset_meta or {}).get('split')
+        where = f'the {split} split' if split else 'the evaluation split'
+        num_classes = known.shape[1]
+        counted = {
+            '': f'a positive among the {int(full.sum())} fully labelled '
+                'images',
+            '_observed': f'an observed positive among the {len(known)} '
+                         'images'
+        }
+        parts = []
+        for suffix, among in counted.items():
+            ap = values[suffix]
+            if ap is None:
+                continue
+            missing = np.isnan(ap)
+            if missing.all():
+                raise ValueError(
+                    f'{key}{suffix}: no class has {among} of {where}, so '
+                    'there is no mAP to report (it would read 0 and could '
+                    'be saved as the best). Likely causes: label rows that '
+                    'are all 0 (a label file saved empty, or read from the '
+                    'wrong file or columns), or val_full_subset naming only '
+                    'images without a positive; python tools/check_dataset.py'
+                    ' CONFIG lists the rows of each split.')
+            if suffix == '_observed' and full.all():
+                continue  # the same labels as spml/mAP's, said there
+            if missing.any():
+                same = (f' and {key}_observed' if full.all() and suffix == ''
+                        else '')
+                parts.append(
+                    f'{key}{suffix}{same} over {int((~missing).sum())} of '
+                    f'{num_classes} classes: {int(missing.sum())} without '
+                    f'{among} of {where} ({_names(classes, missing)})')
+        ap = values['_annotated']
+        if ap is not None and np.isnan(ap).any():
+            positive = (known == 1).any(0)
+            reasons = [(~positive, 'an annotated positive'),
+                       (positive & ~(known == -1).any(0),
+                        'an annotated negative')]
+            parts.append(
+                f'{key}_annotated over {int((~np.isnan(ap)).sum())} of '
+                f'{num_classes} classes: ' + ', '.join(
+                    f'{int(mask.sum())} without {what} '
+                    f'({_names(classes, mask)})'
+                    for mask, what in reasons if mask.any()))
+        if parts:
+            print_log(
+                f'{type(self).__name__}: classes without an AP are left out '
+                f'of the means: {"; ".join(parts)}.',
+                logger='current', level=logging.WARNING)
 
     def _log_unknowns(self, known: np.ndarray, full: np.ndarray,
                       left_out: dict, values: dict) -> None:

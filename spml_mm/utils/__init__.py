@@ -1,4 +1,5 @@
 from .atomic_backend import AtomicLocalBackend, write_atomically
+from .cfg_options import ConfigOptionsAction
 from .checkpoint import (DamagedCheckpointError, UnsafeCheckpointError,
                          find_last_checkpoint, load_checkpoint_safely,
                          newest_intact_checkpoint)
@@ -9,12 +10,15 @@ from .dist import (DistributedTimeoutError, destroy_distributed,
                    explain_distributed_timeout, setup_cpu_distributed)
 from .launch import (apply_launch_args, drop_disabled_hooks, parse_launch_args,
                      run_runner)
+from .pretrained import PretrainedWeightsError, check_pretrained_weights
 from .work_dir import WorkDirInUseError, check_train_schedule, claim_work_dir
 
 __all__ = [
-    'AtomicLocalBackend', 'CheckpointMismatchError', 'DamagedCheckpointError',
+    'AtomicLocalBackend', 'CheckpointMismatchError', 'ConfigOptionsAction',
+    'DamagedCheckpointError', 'PretrainedWeightsError',
     'DistributedTimeoutError', 'UnsafeCheckpointError', 'WorkDirInUseError',
-    'apply_launch_args', 'check_checkpoint_fits', 'check_train_schedule',
+    'apply_launch_args', 'check_checkpoint_fits',
+    'check_pretrained_weights', 'check_train_schedule',
     'checkpoint_differences', 'claim_work_dir', 'destroy_distributed',
     'drop_disabled_hooks', 'explain_distributed_timeout',
     'find_last_checkpoint', 'load_checkpoint_safely', 'model_signature',

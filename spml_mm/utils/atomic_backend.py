@@ -1,12 +1,35 @@
+import hashlib
 import os
 import os.path as osp
+import re
 from pathlib import Path
 from typing import Union
 
 from mmengine.fileio import LocalBackend, register_backend
 
-#: Marks the temporary file a write goes to before it is renamed.
+#: Ends the temporary file a write goes to before it is renamed.
 PARTIAL_SUFFIX = '.spml.partial'
+_PARTIAL_NAME = re.compile(r'(.+)\.([0-9a-f]{8})' + re.escape(PARTIAL_SUFFIX))
+
+
+def _partial_tag(name: str) -> str:
+    return hashlib.sha256(f'spml_mm partial {name}'.encode()).hexdigest()[:8]
+
+
+def partial_path(filepath: str) -> str:
+    """The temporary file of a write to ``filepath``:
+    ``<filepath>.<tag>.spml.partial``, where the tag, a hash of the file's
+    name, marks it as the plugin's own (:func:`is_partial_file`)."""
+    return (f'{filepath}.{_partial_tag(osp.basename(filepath))}'
+            f'{PARTIAL_SUFFIX}')
+
+
+def is_partial_file(path: str) -> bool:
+    """Whether ``path`` is a temporary file written by
+    :func:`write_atomically` (a user's file that merely ends in
+    ``.spml.partial`` is not)."""
+    found = _PARTIAL_NAME.fullmatch(osp.basename(path))
+    return bool(found) and _partial_tag(found.group(1)) == found.group(2)
 
 
 def fsync_dir(dirname: str) -> None:
@@ -24,7 +47,7 @@ def fsync_dir(dirname: str) -> None:
 def write_atomically(data: Union[bytes, str], filepath: str) -> None:
     """Write ``data`` to ``filepath`` so that a reader sees old or new, whole.
 
-    The bytes go to ``<filepath>.spml.partial`` in the same folder, which is
+    The bytes go to :func:`partial_path` in the same folder, which is
     flushed and fsynced, then renamed over ``filepath`` (an atomic
     replacement on POSIX and Windows) and the folder is fsynced. A kill or an
     I/O error (``ENOSPC``, ``EIO``) at any point leaves the previous
@@ -38,7 +61,7 @@ def write_atomically(data: Union[bytes, str], filepath: str) -> None:
         data = data.encode('utf-8')
     dirname = osp.dirname(osp.abspath(filepath))
     os.makedirs(dirname, exist_ok=True)
-    partial = filepath + PARTIAL_SUFFIX
+    partial = partial_path(filepath)
     try:
         with open(partial, 'wb') as f:
             f.write(data)

@@ -7,6 +7,8 @@ from typing import Optional
 import torch
 from mmengine.runner.checkpoint import CheckpointLoader
 
+from .pretrained import MAKERS, PretrainedWeightsError, missing_file_message
+
 
 class UnsafeCheckpointError(pickle.UnpicklingError):
     """A checkpoint holds a pickled object outside the safe allowlist."""
@@ -87,6 +89,8 @@ def load_checkpoint_safely(filename: str, map_location=None) -> dict:
     """
     filename = osp.expanduser(filename)
     if not osp.isfile(filename):
+        if osp.basename(filename) in MAKERS:  # pretrained weights we make
+            raise PretrainedWeightsError(missing_file_message(filename))
         raise FileNotFoundError(f'checkpoint {filename} does not exist')
     try:
         return torch.load(
@@ -131,14 +135,20 @@ def find_last_checkpoint(work_dir: str) -> Optional[str]:
         ``last_checkpoint`` file.
 
     Raises:
-        FileNotFoundError: ``last_checkpoint`` names a file that does not
-            exist.
+        FileNotFoundError: ``last_checkpoint`` is empty or names a file that
+            does not exist.
     """
     record = osp.join(work_dir, 'last_checkpoint')
     if not osp.isfile(record):
         return None
     with open(record) as f:
         name = f.read().strip()
+    if not name:
+        raise FileNotFoundError(
+            f'{record} is empty: it names no checkpoint (a write of it was '
+            'cut short outside the plugin). Pass the checkpoint to resume '
+            'from with --resume PATH (e.g. the newest epoch_*.pth in '
+            f'{work_dir}), or delete {record}.')
     if '://' in name or osp.isabs(name):
         path = name
     else:

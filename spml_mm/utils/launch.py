@@ -10,10 +10,12 @@ import argparse
 import os
 import os.path as osp
 
-from mmengine.config import Config, DictAction
+from mmengine.config import Config
+from mmengine.device import get_device
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
+from .cfg_options import ConfigOptionsAction
 from .dist import (destroy_distributed, explain_distributed_timeout,
                    setup_cpu_distributed)
 
@@ -38,7 +40,7 @@ def parse_launch_args(parser: argparse.ArgumentParser,
     parser.add_argument(
         '--cfg-options',
         nargs='+',
-        action=DictAction,
+        action=ConfigOptionsAction,
         help=f'override config entries, e.g. {example}')
     parser.add_argument(
         '--launcher',
@@ -74,8 +76,38 @@ def drop_disabled_hooks(cfg: Config) -> None:
         cfg.default_hooks.pop(name)
 
 
+def check_runner_setup(cfg: Config, mode: str) -> None:
+    """Refuse, before the runner is built, what the machine or the
+    registries cannot serve: a ``runner_type`` that MMEngine's ``RUNNERS``
+    (where the runner is built from) does not know, and mixed precision
+    (``AmpOptimWrapper``, ``--amp``) for training without a GPU. The GPU
+    fast recipe checks CUDA itself (``SPMLGPUFastRunner``).
+
+    Args:
+        cfg (Config): The merged config.
+        mode (str): ``'train'`` or ``'test'``.
+    """
+    runner_type = cfg.get('runner_type')
+    if isinstance(runner_type, str) and RUNNERS.get(runner_type) is None:
+        raise KeyError(
+            f'runner_type={runner_type!r} is not a registered runner; '
+            f'MMEngine\'s RUNNERS has {sorted(RUNNERS.module_dict)}. Set '
+            'runner_type to one of them, or register the class in '
+            'mmengine.registry.RUNNERS and list its module in '
+            'custom_imports.')
+    kind = str((cfg.get('optim_wrapper') or {}).get('type', ''))
+    if mode == 'train' and 'AmpOptimWrapper' in kind and get_device() in (
+            'cpu', 'mps'):
+        raise RuntimeError(
+            f'optim_wrapper.type={kind!r} (mixed precision, --amp) needs a '
+            f'GPU, and this machine has none ({get_device()}); train in '
+            'float32: leave out --amp, or pass --cfg-options '
+            'optim_wrapper.type=OptimWrapper.')
+
+
 def run_runner(cfg: Config, mode: str) -> None:
-    """Build the runner (``runner_type`` where the config sets one) and run
+    """Check what the runner cannot (:func:`check_runner_setup`), build it
+    (``runner_type`` where the config sets one) and run
     ``runner.train()`` or ``runner.test()``, on CPU ``gloo`` without CUDA
     (:func:`setup_cpu_distributed`), with collective timeouts explained
     (:func:`explain_distributed_timeout`) and the process group destroyed
@@ -85,6 +117,7 @@ def run_runner(cfg: Config, mode: str) -> None:
         cfg (Config): The merged config, ``launcher`` set.
         mode (str): ``'train'`` or ``'test'``.
     """
+    check_runner_setup(cfg, mode)
     setup_cpu_distributed(cfg, cfg.launcher)
     runner = (Runner.from_cfg(cfg)
               if 'runner_type' not in cfg else RUNNERS.build(cfg))

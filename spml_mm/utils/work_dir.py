@@ -66,7 +66,15 @@ def _take_lock(path: str) -> dict:
             try:
                 with open(path) as f:
                     held = json.load(f)
-            except (OSError, ValueError):
+            except (OSError, ValueError) as err:
+                raise WorkDirInUseError(
+                    f'{osp.dirname(path)} holds the lock file {path}, which '
+                    f'cannot be read ({type(err).__name__}: {err}), so '
+                    'which run holds the work dir is unknown: another run '
+                    'may be starting there, or the file is damaged. Pass '
+                    'another --work-dir, or, if no run uses this one, delete '
+                    f'{path}.') from None
+            if not isinstance(held, dict):
                 held = {}
             if held.get('host') != owner['host']:
                 raise WorkDirInUseError(

@@ -184,6 +184,20 @@ def test_image_list_saved_as_object_array_names_the_file(tmp_path,
     assert "dtype=str" in str(err.value)
 
 
+def test_text_saved_as_npy_is_not_called_a_pickle(tmp_path, matrices):
+    """np.load takes any file without the .npy header for a pickle: a text
+    file of observed labels was diagnosed as a pickled image list."""
+    write_interchange(str(tmp_path), *matrices)
+    path = tmp_path / 'formatted_train_labels_obs.npy'
+    np.savetxt(path, np.zeros((20, 3)))
+    with pytest.raises(ValueError) as err:
+        SPMLDataset(str(tmp_path), split='train')
+    assert str(err.value) == (
+        f"{path} is not a .npy file (it starts with b'0.0000', not "
+        "b'\\x93NUMPY'; a text file or a file of another format saved "
+        'under this name?); write it with np.save(path, array).')
+
+
 def test_truncated_label_file_names_the_file(tmp_path, matrices):
     write_interchange(str(tmp_path), *matrices)
     path = tmp_path / 'formatted_val_labels.npy'

@@ -1,6 +1,7 @@
 """SPMLDatasetCheckHook, before the first iteration: the training labels
 that the head no longer checks on the device (every problem, with sample and
 path), and settings that cannot fit the classes."""
+import logging
 from types import SimpleNamespace
 
 import pytest
@@ -84,3 +85,67 @@ def test_more_expected_positives_than_classes_is_refused(loss):
     hook = SPMLDatasetCheckHook(check_images='none')
     hook.before_train(runner_with(loss(expected_positives=10.), 10))
     hook.before_test(runner_with(ANLoss()))
+
+
+class Listed(BaseDataset):
+    """Samples with the given image paths and labels."""
+
+    METAINFO = dict(classes=('a', 'b', 'c', 'd'))
+
+    def __init__(self, infos):
+        self.infos = infos
+        super().__init__(serialize_data=False)
+
+    def load_data_list(self):
+        return [dict(info) for info in self.infos]
+
+
+def two_splits(train, val):
+    head = MODELS.build(dict(type='SPMLLinearClsHead', num_classes=4,
+                             in_channels=3))
+    return SimpleNamespace(
+        model=SimpleNamespace(head=head), val_loop=object(),
+        train_dataloader=SimpleNamespace(dataset=Listed(train)),
+        val_dataloader=SimpleNamespace(dataset=Listed(val)))
+
+
+def test_duplicates_shared_images_and_missing_classes(monkeypatch):
+    """Training refuses an image listed twice with other labels and a
+    training image in the val split, and warns of identical copies and of
+    classes without a training positive."""
+    hook = SPMLDatasetCheckHook(check_images='none')
+    train = [dict(img_path='x.jpg', gt_label=[0], gt_label_full=[0, 1]),
+             dict(img_path='x.jpg', gt_label=[1], gt_label_full=[0, 1]),
+             dict(img_path='y.jpg', gt_label=[1], gt_label_full=[1])]
+    val = [dict(img_path='z.jpg', gt_label=[0, 1])]
+    logged = []
+    monkeypatch.setattr(
+        'spml_mm.engine.hooks.dataset_check_hook.print_log',
+        lambda msg, logger, level: logged.append((msg, level)))
+    hook.before_train(two_splits(train, val))
+    assert [msg for msg, level in logged if level == logging.WARNING] == [
+        'train dataset (Listed): image x.jpg is listed 2 times with the same '
+        'labels (samples 0, 1); it counts 2 times in the loss and the '
+        'scores: keep one row',
+        'train dataset (Listed): 2 of 4 classes have no positive label in '
+        'the training split: 2 (c), 3 (d); the model never sees a positive '
+        'of them and their AP measures nothing learned: add training images '
+        'of them or leave them out of the classes'
+    ]
+    train[1]['gt_label_full'] = [1]
+    with pytest.raises(DatasetError) as err:
+        hook.before_train(two_splits(train, val))
+    assert err.value.problems == [
+        'train dataset (Listed): image x.jpg is listed 2 times with '
+        'different labels (sample 0: labels [0, 1]; sample 1: labels [1]); '
+        'keep one row, with its right labels'
+    ]
+    with pytest.raises(DatasetError) as err:
+        hook.before_train(two_splits(train[1:], val + [
+            dict(img_path='./y.jpg', gt_label=[1, 2], gt_label_neg=[0])]))
+    assert err.value.problems == [
+        'image y.jpg is in both the train split (sample 1) and the val '
+        'split (sample 1), labels [1] in train, labels [1, 2], negatives '
+        '[0] in val; the val scores would count an image the model trained '
+        'on: list it in one split only'
+    ]

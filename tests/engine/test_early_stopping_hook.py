@@ -108,10 +108,18 @@ def test_any_metric_key_can_be_monitored():
     assert runner.train_loop.stop_training
     assert runner.message_hub.get_info(
         'early_stopping/best_spml/mAP_observed') == 35.
-    # spml/mAP is not reported on observed validation labels
+    # spml/mAP is not reported on observed validation labels: named, it is
+    # refused; the default, 'auto', watches the first key reported
     with pytest.raises(KeyError, match=r"monitors 'spml/mAP', which the "
                        r"validation metrics \['spml/mAP_observed'\] lack\. "
                        r'SPMLAveragePrecision reports spml/mAP only on fully '
                        'labelled images'):
-        SPMLEarlyStoppingHook().after_val_epoch(
+        SPMLEarlyStoppingHook(monitor='spml/mAP').after_val_epoch(
             make_runner('no_full'), {'spml/mAP_observed': 1.})
+    hook, runner = SPMLEarlyStoppingHook(), make_runner('auto_key')
+    assert hook.monitor == 'auto'
+    hook.after_val_epoch(runner, {'spml/mAP_observed': 1.,
+                                  'spml/AP_observed_a': 2.})
+    assert hook.monitor == 'spml/mAP_observed'
+    assert runner.message_hub.get_info(
+        'early_stopping/best_spml/mAP_observed') == 1.

@@ -1,15 +1,20 @@
 """configs/_base_/runtime_gpu_fast.py as a second base of any config, each
-switch of SPMLGPUFastRunner on its own, and a CPU run of the recipe."""
+switch of SPMLGPUFastRunner on its own, the runner found the way the tools
+build it, its refusal without CUDA, and a CPU run of the recipe."""
 import os.path as osp
+import re
+import subprocess
 
 import pytest
 import torch
 from mmengine.config import Config
 from mmengine.optim.optimizer import amp_optimizer_wrapper
+from mmengine.registry import RUNNERS, DefaultScope
 
 import spml_mm  # noqa: F401
 from spml_mm.engine import GPU_FAST_DEFAULTS, SPMLGPUFastRunner, apply_gpu_fast
-from tests.conftest import REPO
+from spml_mm.engine.runner import gpu_fast_runner
+from tests.conftest import PYTHON, REPO
 
 
 def fast_config(tmp_path, recipe, **switches):
@@ -59,6 +64,7 @@ def test_fast_recipe_trains_on_cpu(tmp_path, tiny_demo, monkeypatch):
     the CPU (AmpOptimWrapper's GPU check lifted, as in test_amp.py)."""
     monkeypatch.setattr(amp_optimizer_wrapper, 'is_cuda_available',
                         lambda: True)
+    monkeypatch.setattr(gpu_fast_runner, 'is_cuda_available', lambda: True)
     cfg = fast_config(tmp_path, 'configs/an/an_vgg11bn_demo.py',
                       num_workers=0)
     cfg.merge_from_dict({
@@ -81,3 +87,63 @@ def test_fast_recipe_trains_on_cpu(tmp_path, tiny_demo, monkeypatch):
     assert not runner.optim_wrapper.loss_scaler.is_enabled()
     loss = runner.message_hub.get_scalar('train/loss').current()
     assert loss == loss and loss > 0
+
+
+@pytest.mark.parametrize('scope', [None, 'mmpretrain', 'spml_mm'])
+def test_tools_registry_finds_the_runner(scope):
+    """tools/train.py, tools/test.py and MMPretrain's tools/train.py build
+    ``runner_type`` with MMEngine's root RUNNERS, under no default scope
+    (before the runner exists) or the config's."""
+    instance = f'test_runner_scope_{scope}'
+    if scope is None:
+        assert RUNNERS.get('SPMLGPUFastRunner') is SPMLGPUFastRunner
+        return
+    with DefaultScope.overwrite_default_scope(scope):
+        DefaultScope.get_instance(instance, scope_name=scope)
+        with RUNNERS.switch_scope_and_registry(None) as registry:
+            assert registry.get('SPMLGPUFastRunner') is SPMLGPUFastRunner
+
+
+def test_refused_without_cuda(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_fast_runner, 'is_cuda_available', lambda: False)
+    cfg = fast_config(tmp_path, 'configs/an/resnet50_voc.py', amp=None)
+    with pytest.raises(RuntimeError) as err:
+        SPMLGPUFastRunner.from_cfg(cfg)
+    assert ("runner_type='SPMLGPUFastRunner' is the GPU fast recipe "
+            '(configs/_base_/runtime_gpu_fast.py: gpu_fast.amp=None, ') \
+        in str(err.value)
+    assert '--cfg-options runner_type=Runner' in str(err.value)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(torch.cuda.is_available(), reason='needs a CPU machine')
+def test_train_tool_refuses_the_recipe_on_cpu(tmp_path, tiny_demo):
+    """The report's config through tools/train.py: found, then refused
+    before any work, naming the keys; the advised option trains."""
+    config = tmp_path / 'fast.py'
+    config.write_text("_base_ = ['spml_mm::an/an_vgg11bn_demo.py', "
+                      "'spml_mm::_base_/runtime_gpu_fast.py']\n")
+    work = tmp_path / 'work'
+    options = ['--cfg-options', 'train_cfg.max_epochs=1',
+               'train_dataloader.dataset.indices=32'] + [
+        f'{split}_dataloader.dataset.data_root={tiny_demo}'
+        for split in ('train', 'val', 'test')]
+    command = [PYTHON, 'tools/train.py', str(config), '--work-dir',
+               str(work)] + options
+    env = dict(__import__('os').environ, PYTHONPATH=REPO)
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                          env=env, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert 'not in the runner registry' not in out
+    assert ("RuntimeError: runner_type='SPMLGPUFastRunner' is the GPU fast "
+            "recipe (configs/_base_/runtime_gpu_fast.py: "
+            "gpu_fast.amp='bfloat16'") in out
+    assert 'Epoch(train)' not in out and 'SPMLDataset' not in out
+    assert not list(work.glob('*.pth'))
+    proc = subprocess.run(command + ['runner_type=Runner'], cwd=REPO,
+                          capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert re.search(r'Epoch\(train\) \[1\]', proc.stdout + proc.stderr)
+    assert (work / 'epoch_1.pth').is_file()

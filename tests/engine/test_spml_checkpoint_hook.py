@@ -16,6 +16,7 @@ import torch
 from spml_mm.utils import (CheckpointMismatchError, find_last_checkpoint,
                            load_checkpoint_safely, model_signature,
                            write_atomically)
+from spml_mm.utils.atomic_backend import is_partial_file, partial_path
 from tests.conftest import PYTHON, REPO
 from tests.engine.toy_runner import ToyScore, make_runner
 
@@ -349,9 +350,42 @@ def test_a_finished_validation_is_not_repeated(tmp_path):
 
 
 def test_only_the_plugins_partial_files_are_removed(tmp_path):
+    """A user's file ending in .spml.partial was deleted at start; the
+    plugin's own partial files carry a tag that marks them."""
     work = str(tmp_path)
-    for name in ('download.partial', 'epoch_1.pth.spml.partial'):
+    ours = partial_path(osp.join(work, 'epoch_1.pth'))
+    users = ('download.partial', 'epoch_1.pth.spml.partial',
+             'notes.0123abcd.spml.partial')
+    for name in users + (osp.basename(ours), ):
         open(osp.join(work, name), 'w').close()
+    assert is_partial_file(ours) and not any(map(is_partial_file, users))
     make_runner(work, max_epochs=1, name='partials').train()
-    assert osp.isfile(osp.join(work, 'download.partial'))
-    assert not osp.isfile(osp.join(work, 'epoch_1.pth.spml.partial'))
+    for name in users:
+        assert osp.isfile(osp.join(work, name)), name
+    assert not osp.isfile(ours)
+
+
+def test_resume_across_shapes_with_load_strict_false_restarts_their_state(
+        tmp_path):
+    """--resume with load_strict=False into a model whose parameter has
+    another shape (another number of classes) crashed inside Adam's step:
+    the optimizer state of that parameter starts afresh, the others' is
+    kept."""
+    work = str(tmp_path)
+    make_runner(work, max_epochs=1, bulk=2, name='shape1').train()
+    saved = load_checkpoint_safely(osp.join(work, 'epoch_1.pth'))
+    runner = make_runner(work, max_epochs=2, bulk=3, resume=True,
+                         name='shape2')
+    runner.cfg['load_strict'] = False
+    warnings = []
+    runner.logger.warning = warnings.append
+    runner.train()
+    assert runner.train_loop.epoch == 2
+    assert (f'load_strict=False: the optimizer state of bulk has other '
+            f'shapes in {osp.join(work, "epoch_1.pth")}; it starts afresh.'
+            in warnings)
+    # the linear layer's Adam state was resumed: its step count goes on
+    steps = [int(s['step']) for s in
+             runner.optim_wrapper.optimizer.state_dict()['state'].values()]
+    assert int(saved['optimizer']['state'][0]['step']) == 4
+    assert sorted(steps) == [4, 8, 8]

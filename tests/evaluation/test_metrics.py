@@ -1,3 +1,5 @@
+import logging
+
 import numpy as np
 import pytest
 import torch
@@ -24,13 +26,17 @@ def test_against_sklearn():
 def test_hand_computed_and_empty_class():
     scores = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7]])
     labels = np.array([[1, 0], [0, 0], [1, 0]])
-    # ranking 0.9 (+), 0.8 (-), 0.3 (+): AP = (1/1 + 2/3) / 2
+    # ranking 0.9 (+), 0.8 (-), 0.3 (+): AP = (1/1 + 2/3) / 2; the second
+    # class has no positive: no AP, and the mean is over the first alone
     ap = average_precision_per_class(scores, labels)
-    np.testing.assert_allclose(ap, [100 * (1 + 2 / 3) / 2, 0.])
+    np.testing.assert_allclose(ap, [100 * (1 + 2 / 3) / 2, np.nan])
     assert mean_average_precision(scores, labels) == pytest.approx(
-        100 * (1 + 2 / 3) / 4)
+        100 * (1 + 2 / 3) / 2)
     with pytest.raises(ValueError, match=r'\(N, C\)'):
         average_precision_per_class(scores, labels[:, :1])
+    with pytest.raises(ValueError, match='no positive label among the 2 '
+                       'classes of 3 samples: their mAP is undefined'):
+        mean_average_precision(scores, np.zeros_like(labels))
 
 
 def test_registered_metric_per_class():
@@ -97,12 +103,16 @@ def test_masked_observed_and_full_map_by_hand(monkeypatch):
     assert out['spml/AP_observed_a'] == pytest.approx(obs_a)
     assert out['spml/AP_observed_b'] == pytest.approx(obs_b)
     assert out['spml/mAP_observed'] == pytest.approx((obs_a + obs_b) / 2)
-    # full labels where they exist: images 0 and 3 know both classes; b has
-    # no positive there and counts 0
-    assert out['spml/AP_a'] == 100. and out['spml/AP_b'] == 0.
-    assert out['spml/mAP'] == pytest.approx(50.)
+    # full labels where they exist: images 0 and 3 know both classes; a is
+    # positive on both (AP 100 whatever the ranking), b has no positive
+    # there: no AP, left out of the mean, named in a warning
+    assert out['spml/AP_a'] == 100. and 'spml/AP_b' not in out
+    assert out['spml/mAP'] == pytest.approx(100.)
     assert list(out)[0] == 'spml/mAP'
     assert logged == [
+        'SPMLAveragePrecision: classes without an AP are left out of the '
+        'means: spml/mAP over 1 of 2 classes: 1 without a positive among the '
+        '2 fully labelled images of the evaluation split (b).',
         'SPMLAveragePrecision: 2 of 4 images with partly unknown labels (2 '
         'fully labelled); spml/mAP_annotated over annotated entries only '
         '(unknown ones masked); spml/mAP_observed counts unknown entries as '
@@ -135,9 +145,18 @@ def test_classes_without_annotated_positive_or_negative_are_left_out(
     assert out['spml/mAP_annotated'] == reference['spml/mAP_annotated']
     assert 'spml/AP_annotated_c' not in out
     assert 'spml/AP_annotated_d' not in out
-    assert out['spml/AP_observed_c'] == 0.
+    # c has no observed positive either: no observed AP
+    assert 'spml/AP_observed_c' not in out
+    assert out['spml/mAP_observed'] == pytest.approx(np.mean(
+        [out[f'spml/AP_observed_{c}'] for c in 'abd']))
+    assert logged[0] == (
+        'SPMLAveragePrecision: classes without an AP are left out of the '
+        'means: spml/mAP_observed over 3 of 4 classes: 1 without an observed '
+        'positive among the 4 images of the evaluation split (c); '
+        'spml/mAP_annotated over 2 of 4 classes: 1 without an annotated '
+        'positive (c), 1 without an annotated negative (d).')
     assert '2 of 4 classes left out (1 without an annotated positive, 1 ' \
-        'without an annotated negative)' in logged[0]
+        'without an annotated negative)' in logged[1]
 
 
 def test_without_fully_labelled_images_the_annotated_map_leads(monkeypatch):
@@ -153,7 +172,11 @@ def test_without_fully_labelled_images_the_annotated_map_leads(monkeypatch):
                    'spml/mAP_observed': pytest.approx(
                        100 * (1 / 3 + 1 / 2) / 2)}
     assert list(out)[0] == 'spml/mAP_annotated'
-    assert logged[0].endswith('spml/mAP (full labels) not reported, read '
+    assert logged[0] == (
+        'SPMLAveragePrecision: classes without an AP are left out of the '
+        'means: spml/mAP_annotated over 1 of 2 classes: 1 without an '
+        'annotated negative (b).')
+    assert logged[1].endswith('spml/mAP (full labels) not reported, read '
                               'spml/mAP_annotated.')
     # single positives annotate no negative: only the observed mAP is left
     single = [dict(s, gt_label_neg=np.zeros(0, dtype=np.int64))
@@ -170,7 +193,7 @@ def test_without_fully_labelled_images_the_annotated_map_leads(monkeypatch):
 def test_full_labels_give_todays_map_under_every_key(monkeypatch):
     rng = np.random.RandomState(1)
     labels = (rng.rand(30, 4) < 0.4).astype(int)
-    labels[:, 3] = 0  # a class without a positive counts 0 in spml/mAP
+    labels[:, 3] = 0  # a class without a positive: left out of every mean
     scores = rng.rand(30, 4)
     samples = [dict(pred_score=torch.tensor(s),
                     gt_label=torch.tensor(np.flatnonzero(y)))
@@ -181,9 +204,102 @@ def test_full_labels_give_todays_map_under_every_key(monkeypatch):
                          'spml/mAP_observed']
     ap = [100 * average_precision_score(labels[:, k], scores[:, k])
           for k in range(3)]
-    assert out['spml/mAP'] == pytest.approx(np.mean(ap + [0.]))
+    assert out['spml/mAP'] == pytest.approx(np.mean(ap))
     assert out['spml/mAP_observed'] == out['spml/mAP']
     assert out['spml/mAP_annotated'] == pytest.approx(np.mean(ap))
-    assert logged == ['SPMLAveragePrecision: spml/mAP_annotated over '
-                      'annotated entries only (unknown ones masked), 1 of 4 '
-                      'classes left out (1 without an annotated positive).']
+    assert logged == [
+        'SPMLAveragePrecision: classes without an AP are left out of the '
+        'means: spml/mAP and spml/mAP_observed over 3 of 4 classes: 1 without '
+        'a positive among the 30 fully labelled images of the evaluation '
+        'split (d); spml/mAP_annotated over 3 of 4 classes: 1 without an '
+        'annotated positive (d).',
+        'SPMLAveragePrecision: spml/mAP_annotated over '
+        'annotated entries only (unknown ones masked), 1 of 4 '
+        'classes left out (1 without an annotated positive).']
+
+
+def demo_samples(labels, scores):
+    return [dict(pred_score=torch.tensor(s, dtype=torch.float32),
+                 gt_label=torch.tensor(np.flatnonzero(y)))
+            for s, y in zip(scores, labels)]
+
+
+def test_report_case_three_fully_labelled_images(monkeypatch):
+    """The report: val_full_subset=3 on ten classes printed spml/mAP 30 and
+    spml/mAP_annotated 60 without a word. Three images with four distinct
+    positive classes, one of them on every image (no negative)."""
+    labels = np.zeros((3, 10), int)
+    labels[:, 0] = 1
+    labels[0, 1] = labels[1, 2] = labels[2, 3] = 1
+    scores = np.random.RandomState(0).rand(3, 10)
+    classes = tuple('abcdefghij')
+    out, logged = evaluate(demo_samples(labels, scores), classes,
+                           per_class=False, monkeypatch=monkeypatch)
+    ap = [100 * average_precision_score(labels[:, k], scores[:, k])
+          for k in range(4)]
+    assert ap[0] == 100.  # positive everywhere
+    assert out['spml/mAP'] == pytest.approx(np.mean(ap))  # before: sum / 10
+    assert out['spml/mAP_annotated'] == pytest.approx(np.mean(ap[1:]))
+    assert logged[0] == (
+        'SPMLAveragePrecision: classes without an AP are left out of the '
+        'means: spml/mAP and spml/mAP_observed over 4 of 10 classes: 6 '
+        'without a positive among the 3 fully labelled images of the '
+        'evaluation split (e, f, g, h, i, j); spml/mAP_annotated over 3 of 10 '
+        'classes: 6 without an annotated positive (e, f, g, h, i, j), 1 '
+        'without an annotated negative (a).')
+
+
+def test_names_the_split_and_shortens_long_lists(monkeypatch):
+    labels = np.zeros((4, 14), int)
+    labels[:, 0] = [1, 0, 1, 0]
+    metric = SPMLAveragePrecision()
+    metric.dataset_meta = dict(classes=[f'c{k}' for k in range(14)],
+                               split='val')
+    logged = []
+    monkeypatch.setattr('spml_mm.evaluation.metrics.print_log',
+                        lambda msg, **kwargs: logged.append((msg, kwargs)))
+    metric.process(None, demo_samples(labels, np.ones((4, 14))))
+    assert metric.evaluate(4)['spml/mAP'] == 50.
+    message, kwargs = logged[0]
+    assert kwargs['level'] == logging.WARNING
+    assert ('over 1 of 14 classes: 13 without a positive among the 4 fully '
+            'labelled images of the val split (c1, c2, c3, c4, c5, c6, c7, '
+            'c8, c9, c10 and 3 more)') in message
+
+
+def test_a_split_without_any_positive_is_refused():
+    """Before: spml/mAP 0.0, and the best checkpoint saved on it."""
+    metric = SPMLAveragePrecision()
+    metric.dataset_meta = dict(classes=('a', 'b'), split='val')
+    metric.process(None, demo_samples(np.zeros((3, 2), int),
+                                      np.random.rand(3, 2)))
+    with pytest.raises(ValueError) as err:
+        metric.evaluate(3)
+    assert str(err.value).startswith(
+        'spml/mAP: no class has a positive among the 3 fully labelled '
+        'images of the val split, so there is no mAP to report')
+    assert 'python tools/check_dataset.py CONFIG' in str(err.value)
+
+
+def test_dry_run_reports_the_keys_from_the_labels(monkeypatch):
+    """The keys and warnings of the whole split, before any model runs."""
+
+    class Labels:
+        metainfo = dict(classes=('a', 'b', 'c'), split='val')
+        rows = [dict(gt_label=np.array([0]), gt_label_neg=np.array([], int)),
+                dict(gt_label=np.array([1]), gt_label_neg=np.array([], int))]
+
+        def __len__(self):
+            return len(self.rows)
+
+        def get_data_info(self, i):
+            return self.rows[i]
+
+    metric = SPMLAveragePrecision()
+    metric.dataset_meta = Labels.metainfo
+    logged = []
+    monkeypatch.setattr('spml_mm.evaluation.metrics.print_log',
+                        lambda msg, **kwargs: logged.append(msg))
+    assert list(metric.dry_run(Labels())) == ['spml/mAP_observed']
+    assert ('spml/mAP_observed over 2 of 3 classes: 1 without an observed '
+            'positive among the 2 images of the val split (c)') in logged[0]

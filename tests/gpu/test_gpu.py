@@ -127,3 +127,25 @@ def test_resume(tiny_demo, tmp_path):
     assert 'resumed epoch: 1' in out
     checkpoint = torch.load(osp.join(work, 'epoch_2.pth'), weights_only=True)
     assert checkpoint['meta']['epoch'] == 2
+
+
+@pytest.mark.slow
+def test_fast_recipe_through_train_tool(tiny_demo, tmp_path):
+    """configs/_base_/runtime_gpu_fast.py as a second base, trained through
+    tools/train.py, which builds runner_type from MMEngine's root registry
+    (SPMLGPUFastRunner was not found there)."""
+    config = tmp_path / 'fast.py'
+    config.write_text(
+        f"_base_ = ['{osp.join(REPO, CONFIG)}', "
+        f"'{osp.join(REPO, 'configs/_base_/runtime_gpu_fast.py')}']\n")
+    work = tmp_path / 'work'
+    out = run_tool([PYTHON, 'tools/train.py', str(config), '--work-dir',
+                    str(work)] + tiny_options(tiny_demo, 1) +
+                   ['gpu_fast.num_workers=2'],
+                   env=dict(os.environ, PYTHONPATH=REPO))
+    assert "runner_type = 'SPMLGPUFastRunner'" in out
+    assert "type='AmpOptimWrapper'" in out and "dtype='bfloat16'" in out
+    assert re.search(r'Epoch\(train\) \[1\]', out)
+    assert re.search(r'Epoch\(val\) \[1\]\[\d+/\d+\]\s+spml/mAP: \d+', out)
+    checkpoint = torch.load(work / 'epoch_1.pth', weights_only=True)
+    assert checkpoint['meta']['epoch'] == 1

@@ -18,6 +18,7 @@ from spml_mm.models.losses.gr_loss import GRLoss
 from spml_mm.models.losses.lasd_loss import LASDLoss
 from spml_mm.models.losses.opml_loss import OPMLLoss
 from spml_mm.models.losses.role_loss import ROLELoss
+from spml_mm.models.losses.unified_spml_loss import UnifiedSPMLLoss
 
 NAN, INF = math.nan, math.inf
 
@@ -28,9 +29,9 @@ NAN, INF = math.nan, math.inf
     (lambda v: ViewConsistency(alpha=v), 'alpha must be >= 0'),
     (lambda v: EMLoss(alpha=v), 'alpha must be a float >= 0'),
     (lambda v: EMLoss(beta=v), 'beta must be a float >= 0'),
-    (lambda v: GRLoss(q2=v), 'l2.q must be finite'),
-    (lambda v: GRLoss(w=(0., v)), 'k.w must be finite'),
-    (lambda v: GRLoss(mu=v), 'v.mu must be finite'),
+    (lambda v: GRLoss(q2=v), '^q2 must be finite'),
+    (lambda v: GRLoss(w=(0., v)), '^w must be finite'),
+    (lambda v: GRLoss(mu=v), '^mu must be finite'),
     (lambda v: LASDLoss(lambda_pos=v, tau=0.5, lambda_neg=1.),
      'lambda_pos must be >= 0'),
     (lambda v: LASDLoss(lambda_pos=1., tau=v, lambda_neg=1.),
@@ -54,6 +55,29 @@ def test_non_finite_hyperparameters_are_refused(build, message, value):
     with pytest.raises(ValueError, match=message) as error:
         build(value)
     assert str(value) in str(error.value)
+
+
+@pytest.mark.parametrize('key', ['w', 'b', 'mu', 'sigma', 'q1', 'q2', 'q3'])
+def test_gr_refusals_name_the_users_key(key):
+    """GRLoss(q3=inf) names q3, not the framework's l3.q; so does every
+    GR key, while UnifiedSPMLLoss names its own component keys."""
+    with pytest.raises(ValueError) as error:
+        GRLoss(**{key: INF})
+    assert str(error.value) == f'{key} must be finite, got inf'
+    domain = dict(mu='in [0, 1]', sigma='> 0', q1='> 0', q2='> 0',
+                  q3='> 0').get(key)
+    if domain is not None:
+        with pytest.raises(ValueError) as error:
+            GRLoss(**{key: -1.})
+        assert str(error.value) == (f'{key} must be {domain} (at every '
+                                    'point of its schedule), got -1.0')
+    with pytest.raises(ValueError, match='^w must be a number or a '):
+        GRLoss(w=(0., 1., 2.))
+    with pytest.raises(ValueError,
+                       match=r'^trainable_beta needs num_classes'):
+        GRLoss(trainable_beta=True)
+    with pytest.raises(ValueError, match=r'^l3\.q must be finite'):
+        UnifiedSPMLLoss(l3=dict(type='gce_neg', q=INF))
 
 
 @pytest.mark.parametrize('lr', [NAN, INF, -1.])
@@ -84,7 +108,7 @@ def test_a_gaussian_centre_outside_the_probabilities_is_refused(mu):
     """GR's v centres on a probability: a schedule that leaves [0, 1] at
     either end is refused when built."""
     with pytest.raises(ValueError,
-                       match=r'v.mu must be in \[0, 1\] \(at every point of '
+                       match=r'^mu must be in \[0, 1\] \(at every point of '
                        r'its schedule\)'):
         GRLoss(mu=mu)
     GRLoss(mu=(0., 1.))

@@ -2,8 +2,10 @@
 reported with file and row, none stops the search for the others."""
 import importlib.util
 import json
+import os
 import os.path as osp
 import shutil
+import subprocess
 from types import SimpleNamespace
 
 import numpy as np
@@ -13,7 +15,7 @@ from spml_mm.datasets import (SPMLDataset, load_multilabel_annotations,
                               observe_uniform, split_train_val)
 from spml_mm.datasets.validation import DatasetError
 from spml_mm.engine.hooks import SPMLDatasetCheckHook
-from tests.conftest import REPO
+from tests.conftest import PYTHON, REPO
 
 CONFIG = osp.join(REPO, 'configs/an/an_vgg11bn_demo.py')
 
@@ -101,16 +103,16 @@ def test_check_dataset_tool_lists_everything(broken_demo, capsys):
     assert osp.join(root, images[rows['h']]) + \
         '): image cannot be decoded' in out
     # the faults are all in the train split: val and test were built
-    assert out.strip().endswith('problem(s) (val: 10 classes, test: 10 '
-                                'classes)')
+    assert out.strip().endswith('problem(s), 0 warning(s) (val: 10 classes, '
+                                'test: 10 classes)')
 
 
 def test_check_dataset_tool_passes_a_clean_dataset(tiny_demo, capsys):
     tool = load_tool()
     assert tool.main([CONFIG] + options(tiny_demo)) == 0
     out = capsys.readouterr().out
-    assert out.strip() == ('0 problem(s) (train: 10 classes, val: 10 '
-                           'classes, test: 10 classes)')
+    assert out.strip() == ('0 problem(s), 0 warning(s) (train: 10 classes, '
+                           'val: 10 classes, test: 10 classes)')
     assert tool.main([CONFIG, '--cfg-options', 'model.head.num_classes=7'] +
                      options(tiny_demo)[1:]) == 1
     assert ('train dataset: 10 classes but model.head.num_classes=7' in
@@ -187,7 +189,7 @@ def test_check_dataset_tool_reads_labels_as_the_spml_head(tmp_path):
     cfg.train_dataloader.dataset = dict(
         type='MultiLabelDataset', data_root=str(tmp_path),
         ann_file='train.json', pipeline=[])
-    problems, classes = load_tool().check(cfg)
+    problems, warnings, classes = load_tool().check(cfg)
     where = 'train dataset (MultiLabelDataset) sample'
     assert problems == [
         f'{where} 1 ({tmp_path}/1.jpg): no positive label; every training '
@@ -195,7 +197,127 @@ def test_check_dataset_tool_reads_labels_as_the_spml_head(tmp_path):
         f"{where} 2 ({tmp_path}/2.jpg): labels [1, 3] outside the head's "
         'num_classes=3; make the head and dataset agree',
     ]
+    assert warnings == [
+        'train dataset (MultiLabelDataset): 1 of 3 classes have no positive '
+        'label in the training split: 2 (c); the model never sees a positive '
+        'of them and their AP measures nothing learned: add training images '
+        'of them or leave them out of the classes']
     assert classes == dict(train=3)
     # MMPretrain's own head trains on full labels: not the SPML head's rules
     cfg.model.head.type = 'MultiLabelLinearClsHead'
     assert load_tool().check(cfg)[0] == []
+
+
+@pytest.fixture
+def duplicated_demo(tiny_demo, tmp_path):
+    """The demo whose image list names images twice: copies with other
+    labels on both sides of the train/val split, and inside the train
+    split with the same and with other labels."""
+    root = str(tmp_path / 'dup')
+    shutil.copytree(tiny_demo, root)
+    images = np.load(osp.join(root, 'formatted_train_images.npy'))
+    labels = np.load(osp.join(root, 'formatted_train_labels.npy'))
+    train_idx, val_idx = split_train_val(len(labels), 0.2, 1200)
+    t = [i for i in train_idx if labels[i].any()]
+    v = next(i for i in val_idx if (labels[i] != labels[t[0]]).any())
+    images[v] = images[t[0]]  # across the split, other labels
+    images[t[2]], labels[t[2]] = images[t[1]], labels[t[1]]  # same labels
+    other = next(i for i in t[4:] if (labels[i] != labels[t[3]]).any())
+    images[other] = images[t[3]]  # in the train split, other labels
+    np.save(osp.join(root, 'formatted_train_images.npy'), images)
+    np.save(osp.join(root, 'formatted_train_labels.npy'), labels)
+    return root, images, labels, dict(t=t, v=v, other=other)
+
+
+def test_duplicates_and_images_shared_between_splits(duplicated_demo,
+                                                    capsys):
+    """The report's case passed with '0 problem(s)' and trained."""
+    root, images, labels, rows = duplicated_demo
+    t, v, other = rows['t'], rows['v'], rows['other']
+    dataset = SPMLDataset(root, split='train')
+    val = SPMLDataset(root, split='val')
+    index = {row: k for k, row in enumerate(
+        i for i in split_train_val(len(labels), 0.2, 1200)[0]
+        if labels[i].any())}
+    val_index = list(split_train_val(len(labels), 0.2, 1200)[1]).index(v)
+    path = lambda i: osp.join(root, images[i])  # noqa: E731
+    names = lambda i: np.flatnonzero(labels[i]).tolist()  # noqa: E731
+    assert dataset.get_data_info(index[t[0]])['img_path'] == path(t[0])
+    assert val.get_data_info(val_index)['img_path'] == path(v)
+    assert load_tool().main([CONFIG] + options(root)) == 1
+    out = capsys.readouterr().out.splitlines()
+    where = 'train dataset (SPMLDataset): image'
+    pair = sorted([(index[t[3]], t[3]), (index[other], other)])
+    lines = {
+        f'{where} {path(t[3])} is listed 2 times with different labels (' +
+        '; '.join(f'sample {k}: labels {names(i)}' for k, i in pair) +
+        '); keep one row, with its right labels',
+        f'image {path(v)} is in both the train split (sample {index[t[0]]}) '
+        f'and the val split (sample {val_index}), labels {names(t[0])} in '
+        f'train, labels {names(v)} in val; the val scores would count an '
+        'image the model trained on: list it in one split only',
+        f'warning: {where} {path(t[1])} is listed 2 times with the same '
+        f'labels (samples {index[t[1]]}, {index[t[2]]}); it counts 2 times '
+        'in the loss and the scores: keep one row',
+    }
+    assert lines <= set(out), '\n'.join(out)
+    assert out[-1] == ('2 problem(s), 1 warning(s) (train: 10 classes, val: '
+                       '10 classes, test: 10 classes)')
+
+
+def test_each_bad_training_row_is_listed_once(tiny_demo, tmp_path, capsys):
+    """A label problem of the official train split stops both the train and
+    the val split; the tool listed it (and its missing images) twice."""
+    root = str(tmp_path / 'bad')
+    shutil.copytree(tiny_demo, root)
+    labels = np.load(osp.join(root, 'formatted_train_labels.npy'))
+    images = np.load(osp.join(root, 'formatted_train_images.npy'))
+    labels[7, 0] = 2
+    np.save(osp.join(root, 'formatted_train_labels.npy'), labels)
+    shutil.os.remove(osp.join(root, images[9]))
+    assert load_tool().main([CONFIG] + options(root)) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if 'they must be 0/1' in line] == [
+        f'SPMLDataset ({root}, official train split) row 7 ({images[7]}): '
+        'labels hold 0, 1, 2; they must be 0/1']
+    assert [line for line in out if 'missing' in line] == [
+        f'train dataset sample 9 ({osp.join(root, images[9])}): image file '
+        'missing']
+    assert out[-1] == '2 problem(s), 0 warning(s) (test: 10 classes)'
+
+
+def test_classes_without_a_training_positive_are_named(tiny_demo, tmp_path,
+                                                       capsys):
+    root = str(tmp_path / 'gap')
+    shutil.copytree(tiny_demo, root)
+    labels = np.load(osp.join(root, 'formatted_train_labels.npy'))
+    labels[:, [3, 8]] = 0
+    np.save(osp.join(root, 'formatted_train_labels.npy'), labels)
+    assert load_tool().main([CONFIG] + options(root)) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert ('warning: train dataset (SPMLDataset): 2 of 10 classes have no '
+            'positive label in the training split: 3, 8; '
+            'the model never sees a positive of them and their AP measures '
+            'nothing learned: add training images of them or leave them out '
+            'of the classes') in out
+    assert out[-1].startswith('0 problem(s), 1 warning(s)')
+
+
+@pytest.mark.slow
+def test_training_refuses_the_duplicated_list(duplicated_demo, tmp_path):
+    """tools/train.py on the report's image list stops before the first
+    iteration, naming the duplicates and the image shared with val."""
+    root, images, _, rows = duplicated_demo
+    work = str(tmp_path / 'work')
+    proc = subprocess.run(
+        [PYTHON, 'tools/train.py', CONFIG, '--work-dir', work] +
+        options(root) + ['train_cfg.max_epochs=1'],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, PYTHONPATH=REPO))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert 'DatasetError: the train dataset (SPMLDataset): 1 problem(s)' in out
+    assert (f'image {osp.join(root, images[rows["t"][3]])} is listed 2 '
+            'times with different labels') in out
+    assert 'Epoch(train)' not in out
+    assert not [f for f in os.listdir(work) if f.endswith('.pth')]

@@ -1,28 +1,37 @@
 """tools/benchmark/speed_gpu.py on the CPU, tiny: both tables written, the
-stock rows and the switch rows, with the device and versions."""
+stock rows and the switch rows, with the device and versions; where it
+writes, the page rendered again from its json, the budget, and a clear
+refusal without CUDA."""
+import json
+import os.path as osp
 import re
+import subprocess
 
 import mmpretrain
 import pytest
 import torch
 
+from tests.conftest import PYTHON, REPO
 from tools.benchmark import speed_gpu
 
+TINY = [
+    '--device', 'cpu', '--tiny', '--methods', 'AN', 'LASD',
+    '--precisions', 'fp32', '--recipe-methods', 'stock',
+    '--switches', 'batched_copy', '--workers', '1', '--no-compile',
+    '--warmup', '1', '--iters', '1', '--rounds', '1', '--batch-size',
+    '4', '--img-size', '32'
+]
 
-def test_speed_gpu_smoke(tmp_path):
-    out = tmp_path / 'gpu.md'
-    argv = [
-        '--device', 'cpu', '--tiny', '--methods', 'AN', 'LASD',
-        '--precisions', 'fp32', '--recipe-methods', 'stock',
-        '--switches', 'batched_copy', '--workers', '1', '--no-compile',
-        '--warmup', '1', '--iters', '1', '--rounds', '1', '--batch-size',
-        '4', '--img-size', '32', '--out', str(out)
-    ]
+
+def test_speed_gpu_smoke(tmp_path, capsys):
+    argv = TINY + ['--out', str(tmp_path)]
     speed_gpu.main(argv)
-    text = out.read_text()
+    assert f'wrote {tmp_path}/gpu.md' in capsys.readouterr().out
+    text = (tmp_path / 'gpu.md').read_text()
     assert f'`python -m tools.benchmark.speed_gpu {" ".join(argv)}`' in text
     assert f'torch {torch.__version__}' in text
     assert f'mmpretrain {mmpretrain.__version__}' in text
+    assert 'Incomplete' not in text
     heads = re.search(r'\| fp32 \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| - \|',
                       text)
     assert heads and all(float(v) > 0 for v in heads.groups())
@@ -33,3 +42,64 @@ def test_speed_gpu_smoke(tmp_path):
     for row in rows:
         assert float(row[3]) == pytest.approx(
             float(row[1]) / float(rows[0][1]), rel=0.03, abs=0.01)
+    # the targets: which head is below 0.97 of the stock head, and by how
+    # much, from the json's images/s
+    record = json.loads((tmp_path / 'gpu.json').read_text())
+    assert record['complete'] and record['device'] == 'cpu'
+    fp32 = record['heads']['fp32']
+    shares = {m: fp32[m]['images_per_s'] / fp32['stock']['images_per_s']
+              for m in ('AN', 'LASD')}
+    below = [f'{m} fp32 {share:.3f}' for m, share in shares.items()
+             if share < 0.97]
+    line = re.search(r'Below the target: (.*)\.\n', text).group(1)
+    assert [part.rsplit(' (', 1)[0] for part in line.split('; ')] == (
+        below or ['none'])
+    # the page again from the json, into another folder: the same text
+    again = tmp_path / 'again'
+    speed_gpu.main(['--render', str(tmp_path / 'gpu.json'), '--out',
+                    str(again)])
+    assert (again / 'gpu.md').read_text() == text
+
+
+def test_speed_gpu_budget_keeps_what_it_measured(tmp_path):
+    # no time for a second row: the stock head's row is measured, the page
+    # says it is incomplete, and the json has what was measured
+    speed_gpu.main(TINY + ['--tables', 'heads', '--budget', '0.001',
+                           '--out', str(tmp_path)])
+    record = json.loads((tmp_path / 'gpu.json').read_text())
+    assert not record['complete']
+    assert list(record['heads']['fp32']) == ['stock']
+    assert 'Incomplete' in (tmp_path / 'gpu.md').read_text()
+    # --resume keeps the measured row and measures the others
+    again = tmp_path / 'again'
+    speed_gpu.main(TINY + ['--tables', 'heads', '--resume',
+                           str(tmp_path / 'gpu.json'), '--out', str(again)])
+    resumed = json.loads((again / 'gpu.json').read_text())
+    assert resumed['complete']
+    assert list(resumed['heads']['fp32']) == ['stock', 'AN', 'LASD']
+    assert resumed['heads']['fp32']['stock'] == record['heads']['fp32'][
+        'stock']
+
+
+@pytest.mark.slow
+def test_speed_gpu_default_out_and_no_cuda(tmp_path):
+    tracked = osp.join(REPO, 'docs', 'results', 'gpu.md')
+    before = open(tracked).read()
+    env = dict(PYTHONPATH=REPO, CUDA_VISIBLE_DEVICES='',
+               PATH='/usr/bin:/bin', HOME=str(tmp_path))
+    # without CUDA and without --device: the message, not a driver error
+    proc = subprocess.run([PYTHON, '-m', 'tools.benchmark.speed_gpu',
+                           '--tables', 'heads'], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert 'finds no CUDA GPU here' in proc.stderr
+    assert '--device cpu --tiny' in proc.stderr
+    # the tiny smoke test by default writes under the current folder's
+    # work_dirs, not the tracked page
+    proc = subprocess.run([PYTHON, '-m', 'tools.benchmark.speed_gpu', *TINY,
+                           '--tables', 'heads'], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert 'wrote work_dirs/speed_gpu/gpu.md' in proc.stdout
+    assert (tmp_path / 'work_dirs' / 'speed_gpu' / 'gpu.json').is_file()
+    assert open(tracked).read() == before

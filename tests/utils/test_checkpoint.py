@@ -12,8 +12,8 @@ import torch.nn as nn
 from spml_mm.models.losses import ANLoss, ROLELoss
 from spml_mm.utils import (CheckpointMismatchError, DamagedCheckpointError,
                            UnsafeCheckpointError, check_checkpoint_fits,
-                           checkpoint_differences, load_checkpoint_safely,
-                           model_signature)
+                           checkpoint_differences, find_last_checkpoint,
+                           load_checkpoint_safely, model_signature)
 
 
 def save(path, epoch, mtime):
@@ -159,3 +159,19 @@ def test_other_classes_and_method():
                                    Model(4, 10, bank=True))
     assert any('head.label_bank.soft_label is (7,)' in line
                for line in found)
+
+
+def test_an_empty_last_checkpoint_says_it_is_empty(tmp_path):
+    """An empty record named the existing work dir as a missing file."""
+    record = tmp_path / 'last_checkpoint'
+    record.write_text('\n')
+    with pytest.raises(FileNotFoundError) as err:
+        find_last_checkpoint(str(tmp_path))
+    assert str(err.value) == (
+        f'{record} is empty: it names no checkpoint (a write of it was cut '
+        'short outside the plugin). Pass the checkpoint to resume from with '
+        '--resume PATH (e.g. the newest epoch_*.pth in '
+        f'{tmp_path}), or delete {record}.')
+    record.write_text('epoch_3.pth')
+    with pytest.raises(FileNotFoundError, match="names 'epoch_3.pth', but "):
+        find_last_checkpoint(str(tmp_path))

@@ -64,6 +64,30 @@ def test_a_lock_of_another_host_is_not_guessed_at(tmp_path):
             pass
 
 
+@pytest.mark.parametrize('content', ['', '{"pid": 1, "ho', 'unreadable'])
+def test_an_unreadable_lock_is_not_called_a_run_on_host_unknown(
+        tmp_path, content):
+    """A lock file that cannot be read was reported as a run "on host ?"."""
+    lock = tmp_path / LOCK_NAME
+    lock.write_text('{}' if content == 'unreadable' else content)
+    if content == 'unreadable':
+        lock.chmod(0)
+        if os.access(lock, os.R_OK):
+            pytest.skip('root reads any file')
+    with pytest.raises(WorkDirInUseError) as err:
+        with claim_work_dir(cfg(tmp_path)):
+            pass
+    message = str(err.value)
+    assert message.startswith(f'{tmp_path} holds the lock file {lock}, which '
+                              'cannot be read (')
+    assert message.endswith(
+        '), so which run holds the work dir is unknown: another run may be '
+        'starting there, or the file is damaged. Pass another --work-dir, '
+        f'or, if no run uses this one, delete {lock}.')
+    assert 'host ?' not in message
+    assert lock.exists()
+
+
 @pytest.mark.parametrize('left', ['last_checkpoint', 'best_x_epoch_3.pth'])
 def test_a_new_run_in_a_used_work_dir_is_refused(tmp_path, left):
     (tmp_path / left).write_text('epoch_3.pth')

@@ -2,15 +2,19 @@
 
 Every run goes through the real configs, ``tools/train.py`` and
 ``tools/test.py``; the test mAP of the best validation checkpoint is kept.
-Writes ``docs/results/accuracy.{json,md,png}`` and re-renders
-``docs/RESULTS.md``. ``--suite proxy-voc`` or ``proxy-coco`` runs the proxy
-benchmarks instead (``tools/make_proxy_data.py``; EfficientNet-Lite0 from its
-ImageNet weights, ``--regime linear`` on cached features or ``finetune``) and
-writes ``docs/results/accuracy_<suite>_<regime>.{json,md,png}``; missing
-proxy data and feature caches are made first.
+Writes ``accuracy.{json,md,png}`` into ``--out-dir`` (default
+``work_dirs/results``; with ``--out-dir docs/results`` the tracked page, and
+``docs/RESULTS.md`` is re-rendered). ``--suite proxy-voc`` or ``proxy-coco``
+runs the proxy benchmarks instead (``tools/make_proxy_data.py``;
+EfficientNet-Lite0 from its ImageNet weights, ``--regime linear`` on cached
+features or ``finetune``) and writes
+``accuracy_<suite>_<regime>.{json,md,png}``; missing proxy data and feature
+caches are made first. A run resumes from the json already in ``--out-dir``.
+Results written to ``docs/results`` also rewrite the numbers the README, the
+documentation pages and the method READMEs quote (``tools/docs_tables.py``).
 
 Example:
-    python -m tools.benchmark.accuracy --seeds 0 1 2
+    python -m tools.benchmark.accuracy --seeds 0 1 2 --out-dir docs/results
     python -m tools.benchmark.accuracy --quick   # one tiny run per method (CI)
     python -m tools.benchmark.accuracy --suite proxy-voc --seeds 0 1 2
     python -m tools.benchmark.accuracy --suite proxy-voc --lr-search 1e-3 1e-4
@@ -32,8 +36,9 @@ import time
 import numpy as np
 from mmengine.utils import ProgressBar
 
-from tools.benchmark.results_page import (REPO, command_line, machine_summary,
-                                          render_results_page)
+from tools.benchmark.results_page import (REPO, WORK_OUT_DIR, command_line,
+                                          is_results_dir, machine_summary,
+                                          report_written)
 
 #: method name -> (label in tables, demo config)
 METHODS = {
@@ -50,6 +55,8 @@ METHODS = {
     'll_r': ('LL-R', 'configs/ll_r/ll_r_vgg11bn_demo.py'),
     'll_ct': ('LL-Ct', 'configs/ll_ct/ll_ct_vgg11bn_demo.py'),
     'll_cp': ('LL-Cp', 'configs/ll_cp/ll_cp_vgg11bn_demo.py'),
+    'partial': ('partial-BCE, 1 positive + 2 negatives (partial labels)',
+                'configs/an/an_vgg11bn-partial_demo.py'),
 }
 #: proxy suites: method -> config stem under configs/<folder>/, per regime
 #: (the papers' methods and the AN and full-label references; the baselines
@@ -368,7 +375,9 @@ def main():
                         help='one tiny run per method (2 epochs, 96 images)')
     parser.add_argument('--work-root', default='work_dirs/benchmark')
     parser.add_argument('--out-dir', default=None,
-                        help='defaults to docs/results (quick: the work root)')
+                        help=f'where the results go (default: {WORK_OUT_DIR}'
+                        '; quick: the work root); --out-dir docs/results '
+                        'updates the tracked pages and docs/RESULTS.md')
     parser.add_argument('--rerun', action='store_true',
                         help='run the requested methods and seeds again, '
                         'replacing their results in the json file')
@@ -381,8 +390,7 @@ def main():
     args.methods = args.methods or suite_methods(args.suite)
     for method in args.methods:
         suite_config(args.suite, method, args.regime)
-    out_dir = args.out_dir or (args.work_root if args.quick else osp.join(
-        REPO, 'docs', 'results'))
+    out_dir = args.out_dir or (args.work_root if args.quick else WORK_OUT_DIR)
     os.makedirs(out_dir, exist_ok=True)
     if args.fraction != 1 and args.suite == 'demo':
         parser.error('--fraction applies to the proxy suites')
@@ -408,6 +416,8 @@ def main():
     prepare_suite(args.suite, args.regime, args.fraction)
     if args.lr_search:
         lr_search(args, name, out_dir, work_root, title)
+        report_written(out_dir, [f'{name}_lr_search.{ext}'
+                                 for ext in ('json', 'md')])
         return
 
     json_path = osp.join(out_dir, f'{name}.json')
@@ -445,14 +455,37 @@ def main():
     write_outputs(summarize(results, args.methods), out_dir, command,
                   args.quick, before, args.suite, name, title, results,
                   args.select_metric)
-    if not args.quick and args.suite == 'demo':
-        render_results_page(osp.join(REPO, 'docs'))
+    report_written(out_dir, [f'{name}.{ext}' for ext in ('json', 'md', 'png')])
+    if is_results_dir(out_dir):
+        # the numbers the README, the docs and the method READMEs quote
+        from tools import docs_tables
+        print('\n'.join(docs_tables.run()))
 
 
 def chosen_lrs(found):
     """Per method, the searched learning rate of the best validation mAP."""
     return {method: float(max(runs, key=lambda lr: runs[lr]['val_mAP']))
             for method, runs in found.items() if runs}
+
+
+def lr_search_table(found, suite, regime):
+    """The lines of the learning-rate table from ``<name>_lr_search.json``
+    (``found``): every method and rate of the json, since invocations run
+    side by side (one per method, each with its optimizer's grid) share
+    one table."""
+    rates = sorted({float(lr) for runs in found.values() for lr in runs})
+    lines = ['| method | config | ' + ' | '.join(
+        f'lr {lr:g}' for lr in rates) + ' | chosen |',
+             '| --- ' * (len(rates) + 3) + '|']
+    for method in [m for m in METHODS if m in found]:
+        runs = found[method]
+        cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in rates]
+        lines.append(f'| {METHODS[method][0]} | '
+                     f'`{suite_config(suite, method, regime)}` | ' +
+                     ' | '.join('-' if c is None else f'{c:.2f}'
+                                for c in cells) +
+                     f' | {chosen_lrs(found)[method]:g} |')
+    return lines
 
 
 def lr_search(args, name, out_dir, work_root, title):
@@ -485,25 +518,21 @@ def lr_search(args, name, out_dir, work_root, title):
             val_mAP=best_val_map(out, args.select_metric),
             select_metric=args.select_metric, seconds=time.time() - start))
         progress.update()
-    # every method and rate of the json: invocations run side by side (one
-    # per method, each with its optimizer's grid) share one table
-    rates = sorted({float(lr) for runs in found.values() for lr in runs})
-    lines = ['| method | config | ' + ' | '.join(
-        f'lr {lr:g}' for lr in rates) + ' | chosen |',
-             '| --- ' * (len(rates) + 3) + '|']
-    for method in [m for m in METHODS if m in found]:
-        runs = found[method]
-        cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in rates]
-        lines.append(f'| {METHODS[method][0]} | '
-                     f'`{suite_config(args.suite, method, args.regime)}` | ' +
-                     ' | '.join('-' if c is None else f'{c:.2f}'
-                                for c in cells) +
-                     f' | {chosen_lrs(found)[method]:g} |')
+    write_lr_search_page(found, out_dir, name, title, args.suite,
+                         args.regime, seed, args.select_metric,
+                         command_line(sys.argv))
+
+
+def write_lr_search_page(found, out_dir, name, title, suite, regime, seed,
+                         select_metric, command):
+    """``<name>_lr_search.md`` of a rate search's results json ``found``,
+    each method's best rate marked."""
     md = '\n'.join([
-        f'{title}, {args.regime} regime: best validation '
-        f'`{args.select_metric}` over the epochs per learning rate (seed '
-        f'{seed}; the test set is not used).', '', *lines, '',
-        f'Command: `{command_line(sys.argv)}`', '',
+        f'{title}, {regime} regime: best validation '
+        f'`{select_metric}` over the epochs per learning rate (seed '
+        f'{seed}; the test set is not used).', '',
+        *lr_search_table(found, suite, regime), '',
+        f'Command: `{command}`', '',
         f'Machine: {machine_summary()}', ''
     ])
     with open(osp.join(out_dir, f'{name}_lr_search.md'), 'w') as f:

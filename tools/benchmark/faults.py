@@ -6,9 +6,15 @@
 Kills (SIGKILL) and I/O errors (ENOSPC) halfway through writing each kind of
 checkpoint file (group ``writes``), resuming into or from other work dirs
 (``runs``), non-finite losses, gradients and hyperparameters and a hung rank
-(``divergence``), bad data (``data``), and misuse: checkpoints that do not
+(``divergence``), bad data (``data``), misuse: checkpoints that do not
 fit, shared or reused work dirs, a kill during the last validation, damaged
-files, impossible settings (``misuse``). Each scenario runs
+files, impossible settings (``misuse``), and what the pre-flight answers
+before the first training step: the GPU fast recipe, validation on observed
+labels with the default and with a wrong selection key, classes or a split
+without a positive (``preflight``); duplicated and shared images,
+classes without a training positive, pretrained weights offline, resuming
+across class counts, damaged run files, paths with spaces, the benchmark
+tools' output folder (``inputs``). Each scenario runs
 ``tools/train.py`` (``tools/test.py``, ``tools/check_dataset.py``) on a
 160-image demo dataset in a temporary folder and classifies the outcome as
 one of :data:`RESULTS`: the right result, a clear error (it names the
@@ -38,7 +44,8 @@ from tools.benchmark.results_page import (REPO, machine_summary,
                                           render_results_page)
 
 CONFIG = 'configs/an/an_vgg11bn_demo.py'
-GROUPS = ('writes', 'runs', 'divergence', 'data', 'misuse')
+GROUPS = ('writes', 'runs', 'divergence', 'data', 'misuse', 'preflight',
+          'inputs')
 RESULTS = ('right result', 'clear error', 'silent wrong answer', 'crash',
            'data lost')
 PROMISED = RESULTS[:2]
@@ -262,6 +269,10 @@ def scenarios(bench: Bench, groups):
         yield from bad_data(bench)
     if 'misuse' in groups:
         yield from misuse(bench)
+    if 'preflight' in groups:
+        yield from preflight(bench)
+    if 'inputs' in groups:
+        yield from inputs(bench)
 
 
 def resume_from_other_run(bench):
@@ -665,6 +676,375 @@ def misuse(bench):
         bench, 'rolek', 'ROLE expected_positives=12 with 10 classes',
         ['model.head.loss.expected_positives=12'], 'exceeds',
         base='configs/role/role_vgg11bn_demo.py')
+
+
+# ------------------------------------------------------------- preflight
+#: The first line of a training iteration in the log.
+TRAIN_LINE = 'Epoch(train)'
+
+
+def before_training(log: str, marker: str) -> bool:
+    """``marker`` is logged, and before any training iteration."""
+    at = log.find(marker)
+    train = log.find(TRAIN_LINE)
+    return at >= 0 and (train < 0 or at < train)
+
+
+def refused_before_training(bench, name, options, expect, base=CONFIG,
+                            epochs=1):
+    """A run that must stop before its first iteration with ``expect``:
+    (outcome, result)."""
+    work = osp.join(bench.tmp, name)
+    rc, log = bench.run(['tools/train.py', bench.config(base=base),
+                         '--work-dir', work] +
+                        bench.options(epochs=epochs) + options)
+    line = error_line(log, expect)
+    trained = TRAIN_LINE in log or (osp.isdir(work) and any(
+        f.endswith('.pth') for f in os.listdir(work)))
+    outcome = (f'refused before training: {line.split("Error: ", 1)[-1]}'
+               if line and not trained else
+               f'{"trained" if trained else "stopped"}: '
+               f'{error_line(log, "Error") or "exit " + str(rc)}')
+    return outcome[:150], judged(not trained, refusal(rc, line),
+                                 'silent wrong answer')
+
+
+def fast_recipe(bench):
+    import torch
+    config = osp.join(bench.tmp, 'fast.py')
+    with open(config, 'w') as f:
+        f.write(f"_base_ = ['{bench.config()}', "
+                "'spml_mm::_base_/runtime_gpu_fast.py']\n")
+    work = osp.join(bench.tmp, 'fast')
+    rc, log = bench.run(['tools/train.py', config, '--work-dir', work] +
+                        bench.options(epochs=1) +
+                        ['train_dataloader.dataset.indices=64'])
+    if torch.cuda.is_available():
+        ok = rc == 0 and osp.isfile(osp.join(work, 'epoch_1.pth'))
+        return ('GPU fast recipe (runtime_gpu_fast.py) via tools/train.py',
+                'trained 1 epoch' if ok else
+                f'FAILED: {error_line(log, "Error")[:100]}',
+                judged(ok, 'right result', 'crash'))
+    line = error_line(log, "runner_type='SPMLGPUFastRunner' is the GPU")
+    trained = TRAIN_LINE in log
+    return ('GPU fast recipe (runtime_gpu_fast.py) via tools/train.py, no '
+            'CUDA', f'refused before training: {line[14:120]}...'
+            if line and not trained else
+            f'FAILED: {error_line(log, "Error")[:100]}',
+            judged(not trained, refusal(rc, line), 'silent wrong answer'))
+
+
+def observed_default(bench, base, name):
+    """Validation on observed labels with the default selection keys."""
+    work = osp.join(bench.tmp, name)
+    rc, log = bench.run(['tools/train.py', bench.config(base=base),
+                         '--work-dir', work] + bench.options(epochs=2) +
+                        ['val_dataloader.dataset.val_labels=observed'])
+    best = [f for f in os.listdir(work) if f.startswith('best_')] \
+        if osp.isdir(work) else []
+    ok = (rc == 0 and best and all('mAP_observed' in b for b in best)
+          and "save_best='auto' selects on spml/mAP_observed" in log
+          and 'Epoch(val) [1]' in log)
+    stop = error_line(log, 'Early stopping after epoch')
+    return (f'val_labels=observed, default keys ({osp.basename(base)})',
+            (f'validated on spml/mAP_observed, best: {", ".join(best)}'
+             + (f'; {stop[stop.find("Early"):][:60]}' if stop else ''))
+            if ok else f'FAILED: {error_line(log, "Error")[:100]}',
+            judged(ok, 'right result', refusal(rc, '')))
+
+
+def observed_wrong_key(bench):
+    outcome, result = refused_before_training(
+        bench, 'observed_wrong', [
+            'val_dataloader.dataset.val_labels=observed',
+            'default_hooks.checkpoint.save_best=spml/mAP'
+        ], "save_best='spml/mAP' names a metric")
+    return ('val_labels=observed, explicit save_best=spml/mAP', outcome,
+            result)
+
+
+def subset_without_class(bench):
+    work = osp.join(bench.tmp, 'subset3')
+    rc, log = bench.run(['tools/train.py', bench.config(), '--work-dir',
+                         work] + bench.options(epochs=1) +
+                        ['val_dataloader.dataset.val_full_subset=3'])
+    line = error_line(log, 'classes without an AP are left out')
+    counted = re.search(r'spml/mAP and spml/mAP_observed over \d+ of 10 '
+                        r'classes: \d+ without a positive', line)
+    ok = rc == 0 and counted and before_training(log, line)
+    return ('val_full_subset=3: classes without a positive',
+            f'warned before training: {counted.group(0)} (named); trained'
+            if ok else f'FAILED: {line[:100] or error_line(log, "Error")}',
+            judged(ok, 'right result', 'silent wrong answer'))
+
+
+def split_without_positive(bench):
+    root = osp.join(bench.tmp, 'no_val_positive')
+    shutil.copytree(bench.data, root, ignore=shutil.ignore_patterns('images'))
+    os.symlink(osp.join(bench.data, 'images'), osp.join(root, 'images'))
+    path = osp.join(root, 'formatted_train_labels.npy')
+    labels = np.load(path)
+    labels[split_train_val(len(labels), 0.2, 1200)[1]] = 0
+    np.save(path, labels)
+    work = osp.join(bench.tmp, 'no_val_positive_work')
+    rc, log = bench.run(['tools/train.py', bench.config(), '--work-dir',
+                         work] + bench.options(data=root, epochs=1))
+    line = error_line(log, 'no class has a positive')
+    trained = TRAIN_LINE in log
+    return ('validation split without any positive',
+            f'refused before training: {line.split("Error: ", 1)[-1][:100]}'
+            if line and not trained else
+            f'FAILED: {error_line(log, "Error")[:100]}',
+            judged(not trained, refusal(rc, line), 'silent wrong answer'))
+
+
+def preflight(bench):
+    yield lambda: fast_recipe(bench)
+    yield lambda: observed_default(bench, CONFIG, 'observed_an')
+    yield lambda: observed_default(bench,
+                                   'configs/grloss/grloss_vgg11bn_demo.py',
+                                   'observed_gr')
+    yield lambda: observed_wrong_key(bench)
+    yield lambda: subset_without_class(bench)
+    yield lambda: split_without_positive(bench)
+
+
+# ----------------------------------------------------------------- inputs
+# Bad inputs of the features added since the first fault page (issue 41,
+# part B): the dataset check, pretrained weights offline, resuming across
+# class counts, damaged run files, paths with spaces, result pages.
+
+
+def data_copy(bench, name, damage=None):
+    """A copy of the demo data (images linked) with ``damage`` applied."""
+    root = osp.join(bench.tmp, name)
+    os.makedirs(osp.dirname(root), exist_ok=True)
+    shutil.copytree(bench.data, root, ignore=shutil.ignore_patterns('images'))
+    os.symlink(osp.join(bench.data, 'images'), osp.join(root, 'images'))
+    if damage is not None:
+        damage(root)
+    return root
+
+
+def train_on(bench, name, root, *extra, config=None, epochs=1):
+    """tools/train.py on the data at ``root`` in a new work dir."""
+    work = osp.join(bench.tmp, f'work_{name}')
+    rc, log = bench.run(['tools/train.py', config or bench.config(),
+                         '--work-dir', work] + bench.options(
+                             data=root, epochs=epochs) + list(extra))
+    return work, rc, log
+
+
+def checkpoints_in(work):
+    return [f for f in os.listdir(work) if f.endswith('.pth')
+            ] if osp.isdir(work) else []
+
+
+def duplicated_list(bench):
+    def damage(root):
+        images = np.load(osp.join(root, 'formatted_train_images.npy'))
+        labels = np.load(osp.join(root, 'formatted_train_labels.npy'))
+        train_idx, val_idx = split_train_val(len(labels), 0.2, 1200)
+        t = next(i for i in train_idx if labels[i].any())
+        v = next(i for i in val_idx if (labels[i] != labels[t]).any())
+        images[v] = images[t]
+        np.save(osp.join(root, 'formatted_train_images.npy'), images)
+
+    root = data_copy(bench, 'dup_data', damage)
+    rc, log = bench.run(['tools/check_dataset.py', CONFIG] +
+                        bench.options(data=root)[:1] +
+                        bench.options(data=root)[2:])
+    line = error_line(log, 'is in both the train split')
+    yield lambda: ('an image listed twice with other labels, across the '
+                   'train/val split: tools/check_dataset.py',
+                   'reported: image ' + (line[line.find('is in both'):][:80]
+                                         + '...' if line else 'NOT REPORTED'),
+                   refusal(rc, line))
+    work, rc, log = train_on(bench, 'dup', root)
+    line = error_line(log, 'DatasetError: ')
+    yield lambda: ('the same list: tools/train.py',
+                   f'refused before training: {line[:80]}...; checkpoints: '
+                   f'{len(checkpoints_in(work))}',
+                   judged(not checkpoints_in(work), refusal(rc, line),
+                          'silent wrong answer'))
+
+
+def class_without_positive(bench):
+    def damage(root):
+        path = osp.join(root, 'formatted_train_labels.npy')
+        labels = np.load(path)
+        labels[:, 3] = 0
+        np.save(path, labels)
+
+    root = data_copy(bench, 'gap_data', damage)
+    rc, log = bench.run(['tools/check_dataset.py', CONFIG] +
+                        bench.options(data=root)[:1] +
+                        bench.options(data=root)[2:])
+    line = error_line(log, 'have no positive label in the training split')
+    work, rc2, log2 = train_on(bench, 'gap', root)
+    warned = 'have no positive label in the training split' in log2
+    return ('class 3 without a positive in the training split',
+            f'check_dataset.py warns: {line.split(": ", 2)[-1][:60]}...; '
+            f'tools/train.py {"warns and trains" if warned else "SILENT"}',
+            judged(rc == 0 and rc2 == 0 and bool(line) and warned,
+                   'right result', 'silent wrong answer'))
+
+
+def gr_q3_inf(bench):
+    line, result, _ = stopped_with(
+        bench, 'grq3', ['--cfg-options', 'model.head.loss.q3=inf'],
+        'q3 must be finite',
+        config=bench.config(base='configs/grloss/grloss_vgg11bn_demo.py'))
+    return ('GRLoss q3=inf', f'refused: {line.split("Error: ", 1)[-1][:60]}',
+            result)
+
+
+def offline_weights(bench):
+    env = dict(TORCH_HOME=osp.join(bench.tmp, 'torch_home'),
+               https_proxy='http://127.0.0.1:9', http_proxy='')
+    config = bench.config(base='configs/grloss/resnet50_voc.py')
+    work = osp.join(bench.tmp, 'offline')
+    rc, log = bench.run(['tools/train.py', config, '--work-dir', work],
+                        env=env)
+    line = error_line(log, 'PretrainedWeightsError: ')
+    named = 'resnet50-0676ba61.pth' in line and 'torch_home' in line
+    yield lambda: ('configs/grloss/resnet50_voc.py without internet access',
+                   'refused: names the file, the torch hub cache to place it '
+                   'in and model.backbone.init_cfg.checkpoint' if named else
+                   f'{line[:80]}', judged(named, refusal(rc, line), 'crash'))
+    missing = osp.join(bench.tmp, 'checkpoints',
+                       'efficientnet-lite0_timm.pth')
+    rc, log = bench.run([
+        'tools/train.py',
+        bench.config(base='configs/grloss/efficientnet-lite0_proxy-voc.py'),
+        '--work-dir', osp.join(bench.tmp, 'no_lite0'), '--cfg-options',
+        f'model.backbone.init_cfg.checkpoint={missing}'
+    ])
+    line = error_line(log, 'PretrainedWeightsError: ')
+    named = 'tools/convert_efficientnet_lite.py' in line
+    yield lambda: ('fine-tuned proxy config without the converted '
+                   'EfficientNet-Lite0 weights',
+                   'refused: names the key and the command that makes the '
+                   'file' if named else f'{line[:80]}',
+                   judged(named, refusal(rc, line), 'crash'))
+
+
+def resume_other_classes(bench):
+    def fewer(root):
+        for split in ('train', 'val'):
+            path = osp.join(root, f'formatted_{split}_labels.npy')
+            np.save(path, np.load(path)[:, :8])
+        if osp.isfile(osp.join(root, 'classes.txt')):
+            with open(osp.join(root, 'classes.txt')) as f:
+                names = f.read().split()[:8]
+            with open(osp.join(root, 'classes.txt'), 'w') as f:
+                f.write('\n'.join(names) + '\n')
+
+    ckpt = osp.join(trained_run(bench), 'epoch_1.pth')
+    root = data_copy(bench, 'eight_classes', fewer)
+    work = osp.join(bench.tmp, 'work_eight')
+    rc, log = bench.run(['tools/train.py', bench.config(), '--work-dir', work,
+                         '--resume', ckpt] + bench.options(data=root) +
+                        ['load_strict=False', 'model.head.num_classes=8'])
+    warned = 'the optimizer state of' in log
+    ok = rc == 0 and warned and osp.isfile(osp.join(work, 'epoch_2.pth'))
+    return ('--resume a 10-class checkpoint under 8 classes, '
+            'load_strict=False',
+            'trained epoch 2; the head\'s optimizer state restarted with a '
+            'warning' if ok else f'FAILED ({error_line(log, "Error")[:70]})',
+            judged(ok, 'right result', 'crash'))
+
+
+def empty_last_checkpoint(bench):
+    work = copied_run(bench, 'empty_record')
+    open(osp.join(work, 'last_checkpoint'), 'w').close()
+    rc, log = bench.train(work, '--resume')
+    line = error_line(log, 'is empty')
+    return ('an empty last_checkpoint, --resume',
+            f'refused: {line.split(work + "/", 1)[-1][:80]}',
+            refusal(rc, line))
+
+
+def text_as_npy(bench):
+    def damage(root):
+        path = osp.join(root, 'formatted_train_labels_obs.npy')
+        np.savetxt(path, np.zeros((3, 10)))
+
+    line, result = bad_file(bench, 'text_obs', damage, 'is not a .npy file')
+    return ('a text file saved as formatted_train_labels_obs.npy',
+            f'refused: {line.split("Error: ", 1)[-1][:80]}...', result)
+
+
+def unreadable_lock(bench):
+    work = osp.join(bench.tmp, 'bad_lock')
+    os.makedirs(work)
+    with open(osp.join(work, 'spml_run.lock'), 'w') as f:
+        f.write('{"pid": 12')
+    rc, log = bench.train(work, epochs=1)
+    line = error_line(log, 'WorkDirInUseError')
+    ok = 'cannot be read' in line and 'host ?' not in line
+    return ('a damaged lock file in the work dir',
+            f'refused: spml_run.lock, '
+            f'{line[line.find("which cannot be read"):][:80]}...',
+            judged(ok, refusal(rc, line), 'crash'))
+
+
+def users_spml_partial(bench):
+    work = osp.join(bench.tmp, 'spml_partial')
+    os.makedirs(work)
+    mine = osp.join(work, 'notes.spml.partial')
+    with open(mine, 'w') as f:
+        f.write('my notes')
+    rc, _ = bench.train(work, epochs=1)
+    kept = osp.isfile(mine) and open(mine).read() == 'my notes'
+    return ('a file of the user named *.spml.partial in the work dir',
+            f'{"kept" if kept else "DELETED"}; trained '
+            f'{"on" if rc == 0 else "FAILED"}',
+            'data lost' if not kept else judged(rc == 0, 'right result',
+                                                'crash'))
+
+
+def spaced_data_root(bench):
+    root = data_copy(bench, osp.join('my data', 'demo'))
+    work, rc, log = train_on(bench, 'spaced', root)
+    ok = rc == 0 and osp.isfile(osp.join(work, 'epoch_1.pth'))
+    return ('--cfg-options data_root with a space in the path',
+            'trained on it' if ok else
+            f'FAILED ({error_line(log, "Error")[:70]})',
+            judged(ok, 'right result', 'crash'))
+
+
+def results_page_default(bench):
+    cwd = osp.join(bench.tmp, 'bench_cwd')
+    out = osp.join(cwd, 'work_dirs', 'results')
+    os.makedirs(out)
+    shutil.copy(osp.join(REPO, 'docs', 'results', 'label_bank.json'), out)
+    tracked = snapshot(osp.join(REPO, 'docs'))
+    proc = subprocess.run(
+        [sys.executable, '-m', 'tools.benchmark.label_bank_scale',
+         '--render-only'], cwd=cwd, capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=REPO), timeout=300)
+    kept = snapshot(osp.join(REPO, 'docs')) == tracked
+    ok = (proc.returncode == 0 and osp.isfile(osp.join(out, 'label_bank.md'))
+          and 'wrote work_dirs/results/label_bank.md' in proc.stdout)
+    return ('a benchmark tool run without --out-dir',
+            f'wrote work_dirs/results and said so; docs/results '
+            f'{"untouched" if kept else "CHANGED"}' if ok else 'FAILED',
+            'data lost' if not kept else judged(ok, 'right result', 'crash'))
+
+
+def inputs(bench):
+    yield from duplicated_list(bench)
+    yield lambda: class_without_positive(bench)
+    yield lambda: gr_q3_inf(bench)
+    yield from offline_weights(bench)
+    yield lambda: resume_other_classes(bench)
+    yield lambda: empty_last_checkpoint(bench)
+    yield lambda: text_as_npy(bench)
+    yield lambda: unreadable_lock(bench)
+    yield lambda: users_spml_partial(bench)
+    yield lambda: spaced_data_root(bench)
+    yield lambda: results_page_default(bench)
 
 
 ROW = re.compile(r'^\| (.+?) \| (.+) \| ([a-z ]+) \| (?:yes|NO) \|$')

@@ -21,13 +21,14 @@ Measures, for banks of N samples x C classes (default 1,000,000 x 600 and
    that size that fits (scaled linearly, marked as extrapolated): peak
    memory each rank adds, time.
 
-Writes ``docs/results/label_bank.{md,json}`` and re-renders
-``docs/RESULTS.md``.
+Writes ``label_bank.{md,json}`` into ``--out-dir`` (default
+``work_dirs/results``; ``--out-dir docs/results`` updates the tracked page
+and re-renders ``docs/RESULTS.md``).
 
 Example:
-    python -m tools.benchmark.label_bank_scale
+    python -m tools.benchmark.label_bank_scale --out-dir docs/results
     python -m tools.benchmark.label_bank_scale --sizes 20000x600 \\
-        --gather-size 20000x600 --out-dir /tmp/bank   # a quick check
+        --gather-size 20000x600   # a quick check, in work_dirs/results
 """
 import argparse
 import json
@@ -48,8 +49,8 @@ from spml_mm.engine.label_bank_scoring import (classes_per_block,
 from spml_mm.models.label_banks import LabelBank
 from spml_mm.models.label_banks.batch import ScoredBatch
 from spml_mm.models.label_banks.updaters import AsymmetricPseudoLabeling
-from tools.benchmark.results_page import (REPO, command_line, machine_summary,
-                                          render_results_page)
+from tools.benchmark.results_page import (add_out_dir, command_line,
+                                          machine_summary, report_written)
 
 STORAGES = ('full', 'float16', 'uint8')
 STORAGE_NAMES = dict(
@@ -60,8 +61,8 @@ STORAGE_NAMES = dict(
 DEFAULT_GATHER_MB = 256.
 #: one APL round of a 10-epoch schedule with T_w = 5
 EPOCH, MAX_EPOCHS, WARMUP = 5, 10, 5
-#: training sets of the README's memory table (train split after the
-#: protocol's 80/20 split; OpenImages-like: OpenImages V6's 9M training
+#: training sets of the memory table (docs/user_guides/label_bank_at_scale.md;
+#: train split after the protocol's 80/20 split; OpenImages-like: OpenImages V6's 9M training
 #: images and 600 boxable classes)
 DATASETS = (('PASCAL VOC 2012', 4574, 20), ('MS-COCO 2014', 65665, 80),
             ('NUS-WIDE', 120000, 81), ('CUB-200-2011', 4795, 312),
@@ -382,10 +383,7 @@ def main():
         '--gather-only', action='store_true',
         help='measure the gather only; the bank rows come from the '
         'label_bank.json of --out-dir')
-    parser.add_argument(
-        '--out-dir', default=osp.join(REPO, 'docs', 'results'),
-        help='where label_bank.{md,json} go; docs/RESULTS.md is re-rendered '
-        'only for the default')
+    add_out_dir(parser, 'label_bank.{md,json}')
     args = parser.parse_args()
     json_path = osp.join(args.out_dir, 'label_bank.json')
     if args.render_only:
@@ -461,9 +459,7 @@ def write_results(results: dict, out_dir: str) -> None:
     with open(osp.join(out_dir, 'label_bank.md'), 'w') as f:
         f.write(text)
     print(text)
-    default_dir = osp.join(REPO, 'docs', 'results')
-    if osp.abspath(out_dir) == osp.abspath(default_dir):
-        print('wrote', render_results_page(osp.join(REPO, 'docs')))
+    report_written(out_dir, ['label_bank.json', 'label_bank.md'])
 
 
 if __name__ == '__main__':

@@ -18,7 +18,7 @@
 #                          with the loss of that baseline (label smoothing
 #                          0.1, lambda 1/(C-1), UnifiedSPMLLoss presets hill
 #                          and splc), under AN's procedure; role with GPUS > 1
-#                          updates its label estimates per row (docs/methods.md,
+#                          updates its label estimates per row (docs/methods/role.md,
 #                          ROLE); opml's ResNet-50
 #                          configs are OPML-SP;
 #                          "folder-variant" runs configs/folder/resnet50-variant_*
@@ -28,7 +28,7 @@
 #
 # A run whose test log already holds a test mAP is not repeated, so the
 # script continues where an interrupted invocation stopped. The data must be
-# in data/DATASET (tools/prepare_spml.py, see the README).
+# in data/DATASET (tools/prepare_spml.py, see docs/user_guides/datasets.md).
 set -euo pipefail
 
 DATASET=${1:-}

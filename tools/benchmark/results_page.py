@@ -22,6 +22,11 @@ REFERENCE = """\
 """
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+#: The tracked result pages: a tool writes there only when its ``--out-dir``
+#: names them (and then re-renders docs/RESULTS.md).
+RESULTS_DIR = osp.join(REPO, 'docs', 'results')
+#: Where the benchmark tools write by default (ignored by git).
+WORK_OUT_DIR = osp.join('work_dirs', 'results')
 #: the reference of the loss table (tools/benchmark/spml_setups.py)
 REFERENCE_NAME = 'MMPretrain CrossEntropyLoss(use_sigmoid=True)'
 #: the largest ratio to the reference each loss may take, per shape
@@ -55,6 +60,32 @@ def command_line(argv: Sequence[str]) -> str:
     return ' '.join(['python', '-m', module.replace(osp.sep, '.'), *argv[1:]])
 
 
+def add_out_dir(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--out-dir`` (default :data:`WORK_OUT_DIR`) to a tool that
+    writes ``what``."""
+    parser.add_argument(
+        '--out-dir',
+        default=WORK_OUT_DIR,
+        help=f'where {what} go (default: {WORK_OUT_DIR}); --out-dir '
+        'docs/results updates the tracked result pages and docs/RESULTS.md')
+
+
+def is_results_dir(out_dir: str) -> bool:
+    """Whether ``out_dir`` is the tracked docs/results."""
+    return osp.abspath(out_dir) == RESULTS_DIR
+
+
+def report_written(out_dir: str, names: Sequence[str]) -> None:
+    """Print where a tool wrote (and the re-rendered docs/RESULTS.md)."""
+    for name in names:
+        print('wrote', osp.join(out_dir, name))
+    if is_results_dir(out_dir):
+        print('wrote', render_results_page(osp.join(REPO, 'docs')))
+    else:
+        print('(the tracked pages in docs/results are unchanged; '
+              '--out-dir docs/results writes there)')
+
+
 def machine_summary() -> str:
     import torch
     device = (torch.cuda.get_device_name(0)
@@ -82,7 +113,7 @@ def render_results_page(docs_dir: str) -> str:
         '', REFERENCE,
         'Reproduce a column on the real data with '
         '`bash tools/benchmark/reproduce.sh {voc,coco,nuswide,cub}` '
-        '(after `tools/prepare_spml.py`, see the README).', ''
+        '(after `tools/prepare_spml.py`, see docs/user_guides/datasets.md).', ''
     ]
     path = osp.join(docs_dir, 'RESULTS.md')
     with open(path, 'w') as f:
@@ -281,8 +312,7 @@ def parse_speed_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
     import torch
     parser.add_argument('--threads', type=int,
                         help="torch CPU threads (default: torch's)")
-    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
-                                                      'results'))
+    add_out_dir(parser, 'speed_<part>.json and speed.md')
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -303,8 +333,7 @@ def write_speed_part(out_dir: str, part: str, results, argv: Sequence[str]
 
 def render_speed(out_dir: str) -> Optional[str]:
     """``speed.md`` from the ``speed_<part>.json`` files of ``out_dir`` (the
-    loss part is required) and ``speed_history.json`` where present; also
-    ``RESULTS.md`` when ``out_dir`` is docs/results."""
+    loss part is required) and ``speed_history.json`` where present."""
     parts = {}
     for part in SPEED_PARTS:
         path = osp.join(out_dir, f'speed_{part}.json')
@@ -324,6 +353,4 @@ def render_speed(out_dir: str) -> Optional[str]:
                       history)
     with open(osp.join(out_dir, 'speed.md'), 'w') as f:
         f.write(text)
-    if osp.abspath(out_dir) == osp.join(REPO, 'docs', 'results'):
-        render_results_page(osp.join(REPO, 'docs'))
     return text

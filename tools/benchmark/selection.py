@@ -13,13 +13,15 @@ the test mAP (full labels) of that pick is what the user gets:
   (``val_full_subset=N``), averaged over several draws
   (``val_subset_seed``).
 
-Writes ``docs/results/selection.json`` (every checkpoint's values: an
-interrupted invocation resumes where it stopped), ``selection_table.md`` and
-``selection.png``; ``docs/results/selection.md`` reads them.
+Writes ``selection.json`` (every checkpoint's values: an interrupted
+invocation resumes where it stopped), ``selection_table.md`` and
+``selection.png`` into ``--out-dir`` (default ``work_dirs/results``;
+``--out-dir docs/results`` for the tracked files that
+``docs/results/selection.md`` reads).
 
 Example:
     python -m tools.benchmark.selection --fraction 0.2 \\
-        --lrs 1e-4 1e-3 1e-2 --seeds 0 1 2
+        --lrs 1e-4 1e-3 1e-2 --seeds 0 1 2 --out-dir docs/results
 """
 import argparse
 import glob
@@ -35,7 +37,8 @@ from mmengine.utils import ProgressBar
 
 from tools.benchmark.accuracy import (METHODS, REPO, prepare_suite,
                                       proxy_options, run, suite_config)
-from tools.benchmark.results_page import command_line, machine_summary
+from tools.benchmark.results_page import (add_out_dir, command_line,
+                                          machine_summary, report_written)
 
 #: the methods the study compares (the seed papers' and AN)
 STUDY_METHODS = ['an', 'gr', 'em_apl', 'lasd', 'opml_sp']
@@ -60,11 +63,14 @@ def checkpoint_scores(config, work_dir, options):
     """Scores of every epoch's checkpoint on the validation and test splits,
     and the splits' full and observed labels."""
     import torch
-    from mmengine.config import Config, DictAction
+    from mmengine.config import Config
     from mmengine.runner import Runner
+
+    from spml_mm.utils import ConfigOptionsAction
     cfg = Config.fromfile(osp.join(REPO, config))
     parsed = argparse.ArgumentParser()
-    parsed.add_argument('--o', nargs='+', action=DictAction, default={})
+    parsed.add_argument('--o', nargs='+', action=ConfigOptionsAction,
+                        default={})
     cfg.merge_from_dict(parsed.parse_args(['--o', *options]).o
                         if options else {})
     for loader in ('val_dataloader', 'test_dataloader'):
@@ -185,6 +191,26 @@ def order(rows):
         rows, key=lambda m: -rows[m]['mean']))
 
 
+def table_lines(table, labels=None):
+    """The table of :func:`summarize`'s ``table``: per criterion (named by
+    ``labels`` where given) each method's mean +- std and its change, the
+    mean loss and the methods' order."""
+    methods = list(table['full'])
+    lines = [
+        '| selected on | ' + ' | '.join(METHODS[m][0] for m in methods) +
+        ' | mean loss | methods\' order |',
+        '| --- ' * (len(methods) + 3) + '|'
+    ]
+    for criterion, rows in table.items():
+        cells = [f'{rows[m]["mean"]:.2f} +- {rows[m]["std"]:.2f} '
+                 f'({-rows[m]["lost"] or 0.:+.2f})' for m in methods]
+        mean_lost = np.mean([rows[m]['lost'] for m in methods])
+        lines.append(f'| {(labels or {}).get(criterion, criterion)} | ' +
+                     ' | '.join(cells) +
+                     f' | {mean_lost:.2f} | {order(rows)} |')
+    return lines
+
+
 def write_page(table, out_dir, command, title):
     """``selection_table.md`` (the table, the methods' order per criterion) and
     ``selection.png`` (mAP lost against the fully labelled subset's
@@ -197,17 +223,9 @@ def write_page(table, out_dir, command, title):
         f'{title}: test mAP (full labels) of the learning rate and epoch '
         'each criterion selects; mean +- std over the seeds, and the mAP '
         'lost against selecting on full validation labels.', '',
-        '| selected on | ' + ' | '.join(METHODS[m][0] for m in methods) +
-        ' | mean loss | methods\' order |',
-        '| --- ' * (len(methods) + 3) + '|'
+        *table_lines(table), '', f'Command: `{command}`', '',
+        f'Machine: {machine_summary()}'
     ]
-    for criterion, rows in table.items():
-        cells = [f'{rows[m]["mean"]:.2f} +- {rows[m]["std"]:.2f} '
-                 f'({-rows[m]["lost"] or 0.:+.2f})' for m in methods]
-        mean_lost = np.mean([rows[m]['lost'] for m in methods])
-        lines.append(f'| {criterion} | ' + ' | '.join(cells) +
-                     f' | {mean_lost:.2f} | {order(rows)} |')
-    lines += ['', f'Command: `{command}`', '', f'Machine: {machine_summary()}']
     with open(osp.join(out_dir, 'selection_table.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     sizes = sorted(int(c.split('-')[1]) for c in table if 'subset' in c)
@@ -243,8 +261,8 @@ def main():
     parser.add_argument('--draws', type=int, default=10,
                         help='random subsets per size')
     parser.add_argument('--work-root', default='work_dirs/selection')
-    parser.add_argument('--out-dir', default=osp.join(REPO, 'docs',
-                                                      'results'))
+    add_out_dir(parser, 'selection.json, selection_table.md and '
+                'selection.png')
     args = parser.parse_args()
     prepare_suite(args.suite, 'linear', args.fraction)
     os.makedirs(args.out_dir, exist_ok=True)
@@ -277,6 +295,8 @@ def main():
     command = command_line(sys.argv)
     write_page(summarize(results, args.methods), args.out_dir, command,
                title)
+    report_written(args.out_dir,
+                   ['selection.json', 'selection_table.md', 'selection.png'])
 
 
 if __name__ == '__main__':

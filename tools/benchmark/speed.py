@@ -15,19 +15,20 @@ Each can run alone. Timing and profiling are ``measure.py``'s; the tables
 (with the targets: every loss within its ratio of ``LOSS_TARGETS``, the
 head's share of an iteration under 5%, and the earlier runs of
 ``speed_history.json``) are rendered by ``results_page.py`` into
-``speed.md``, and ``docs/RESULTS.md`` is re-rendered for the default
-``--out-dir``.
+``speed.md`` in ``--out-dir`` (default ``work_dirs/results``; ``--out-dir
+docs/results`` updates the tracked page and re-renders ``docs/RESULTS.md``).
 
 Example:
-    python -m tools.benchmark.speed --threads 1
-    python -m tools.benchmark.speed --quick --out-dir /tmp/speed   # smoke
+    python -m tools.benchmark.speed --threads 1 --out-dir docs/results
+    python -m tools.benchmark.speed --quick   # smoke, in work_dirs/results
 """
 import argparse
 import sys
 
 from mmengine.utils import ProgressBar
 
-from tools.benchmark.results_page import parse_speed_args, write_speed_part
+from tools.benchmark.results_page import (parse_speed_args, report_written,
+                                          write_speed_part)
 from tools.benchmark.speed_banks import SIZES, bank_configs, measure_banks
 from tools.benchmark.speed_iteration import measure_iteration
 from tools.benchmark.speed_losses import LOSS_SHAPES, measure_losses
@@ -71,6 +72,8 @@ def main():
         # the page is rendered after each part; the last one has them all
         text = write_speed_part(args.out_dir, part, results, sys.argv)
     print(text)
+    report_written(args.out_dir,
+                   [f'speed_{part}.json' for part in parts] + ['speed.md'])
 
 
 if __name__ == '__main__':

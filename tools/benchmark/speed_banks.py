@@ -6,7 +6,8 @@ process, bank storage as the config sets it; time and peak memory.
 ``tools/benchmark/label_bank.py`` breaks it down further and times the
 scoring pass itself.
 
-Writes ``speed_banks.json`` and re-renders ``speed.md`` in ``--out-dir``.
+Writes ``speed_banks.json`` and re-renders ``speed.md`` in ``--out-dir``
+(default ``work_dirs/results``; ``docs/results`` for the tracked page).
 
 Example:
     python -m tools.benchmark.speed_banks --threads 1 --out-dir /tmp/speed
@@ -24,7 +25,8 @@ from spml_mm.engine.label_bank_scoring import update_in_blocks
 from spml_mm.models.label_banks.batch import ScoredBatch
 from tools.benchmark.label_bank import SIZES
 from tools.benchmark.measure import clock, profile_call
-from tools.benchmark.results_page import parse_speed_args, write_speed_part
+from tools.benchmark.results_page import (parse_speed_args, report_written,
+                                          write_speed_part)
 from tools.benchmark.spml_setups import (load, method_configs, one_positive,
                                          pseudo_label_hook)
 
@@ -99,7 +101,10 @@ def main():
     progress = ProgressBar(len(SIZES) * args.repeats * len(bank_configs()))
     results = measure_banks(args.scale, args.repeats, progress)
     print()
-    print(write_speed_part(args.out_dir, 'banks', results, sys.argv))
+    text = write_speed_part(args.out_dir, 'banks', results, sys.argv)
+    print(text or '')
+    report_written(args.out_dir,
+                   ['speed_banks.json'] + (['speed.md'] if text else []))
 
 
 if __name__ == '__main__':

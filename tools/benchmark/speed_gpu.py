@@ -1,7 +1,9 @@
 """Images/s and peak memory of whole training iterations on a GPU.
 
-Two tables, both written to ``docs/results/gpu.md`` (``--out``) with the
-device and the versions:
+Two tables, written with the device and the versions to ``gpu.md`` and
+``gpu.json`` under ``--out`` (default ``work_dirs/speed_gpu``; the tracked
+page: ``--out docs/results``; the json is rewritten after every row, so a
+run stopped by ``--budget`` or killed keeps what it measured):
 
 - ``heads``: one ``train_step`` (data preprocessor, ResNet-50, head, loss,
   backward, optimizer step; no data loading) of every method's head as its
@@ -16,13 +18,16 @@ device and the versions:
 
 Example:
     python -m tools.benchmark.speed_gpu --device cuda \\
-        --data-root data/proxy-voc-448
+        --data-root data/proxy-voc-448 --out docs/results
     # smoke test on CPU: tiny ResNet, 32 px, a generated demo dataset
-    python -m tools.benchmark.speed_gpu --device cpu --tiny \\
-        --out /tmp/gpu.md
+    python -m tools.benchmark.speed_gpu --device cpu --tiny
+    # the page again from a json (e.g. one a GPU machine returned)
+    python -m tools.benchmark.speed_gpu --render gpu.json --out docs/results
 """
 import argparse
 import copy
+import json
+import os
 import os.path as osp
 import platform
 import statistics
@@ -60,6 +65,10 @@ PRECISIONS = {'fp32': None, 'fp16': 'float16', 'bf16': 'bfloat16'}
 #: prefetching)
 SWITCHES = ('channels_last', 'cudnn_benchmark', 'batched_copy', 'loader',
             'compile')
+#: the targets: every head's images/s as a share of the stock head's; the
+#: fast recipe's speed-up with data loading
+HEAD_TARGET = 0.97
+RECIPE_TARGET = 2.
 STOCK_HEAD = dict(type='MultiLabelLinearClsHead',
                   loss=dict(type='CrossEntropyLoss', use_sigmoid=True))
 TINY_BACKBONE = dict(type='ResNet', depth=18, stem_channels=8,
@@ -182,12 +191,23 @@ def timed(step: Callable[[dict], None], batches: Callable[[], dict],
     return dict(images_per_s=statistics.median(rates), peak_mib=peak)
 
 
-def measure_heads(args) -> Dict[str, Dict[str, dict]]:
-    """precision -> method (and ``stock``) -> :func:`timed`."""
-    results = {}
+class BudgetSpent(Exception):
+    """``--budget`` ran out before the next row."""
+
+
+def check_budget(args) -> None:
+    if args.deadline is not None and time.monotonic() > args.deadline:
+        raise BudgetSpent
+
+
+def measure_heads(args, results: dict, save: Callable[[], None]) -> None:
+    """Fill ``results`` (precision -> method, and ``stock``, ->
+    :func:`timed`), calling ``save`` after every row."""
     for precision in args.precisions:
-        row = results[precision] = {}
+        row = results.setdefault(precision, {})
         for method in ['stock'] + args.methods:
+            if method in row:  # measured by the run --resume continues
+                continue
             cfg = with_precision(
                 load('AN' if method == 'stock' else method, 'coco', args),
                 precision)
@@ -202,21 +222,41 @@ def measure_heads(args) -> Dict[str, Dict[str, dict]]:
             row[method] = timed(lambda d: step(d, wrapper),
                                 lambda: fresh(data), args.batch_size, args)
             print(f'heads {precision} {method}: {row[method]}', flush=True)
+            save()
+            check_budget(args)
             del model, wrapper, step
-    return results
 
 
-def measure_recipe(args) -> Dict[str, Dict[str, dict]]:
-    """``config precision`` -> variant -> ``loaded`` and ``replayed``
-    :func:`timed` results."""
-    results = {}
+def recipe_variants(args) -> Dict[str, List[str]]:
+    """Variant of the recipe table -> its switches."""
     every = [s for s in SWITCHES if s != 'compile' or not args.no_compile]
-    variants = {'stock': [], **{s: [s] for s in args.switches
-                                if s in every}, 'gpu_fast': every}
+    return {'stock': [], **{s: [s] for s in args.switches if s in every},
+            'gpu_fast': every}
+
+
+def complete(args, record: dict) -> bool:
+    """Whether every row the arguments ask for is in the record."""
+    heads = 'heads' not in args.tables or all(
+        m in record['heads'].get(p, {}) for p in args.precisions
+        for m in ['stock'] + args.methods)
+    recipe = 'recipe' not in args.tables or all(
+        v in record['recipe'].get(f'{m} {p}', {})
+        for m in args.recipe_methods for p in args.precisions
+        for v in recipe_variants(args))
+    return heads and recipe
+
+
+def measure_recipe(args, results: dict, save: Callable[[], None]) -> None:
+    """Fill ``results`` (``config precision`` -> variant -> ``loaded`` and
+    ``replayed`` :func:`timed` results), calling ``save`` after every
+    row."""
+    variants = recipe_variants(args)
     for method in args.recipe_methods:
         for precision in args.precisions:
-            row = results[f'{method} {precision}'] = {}
+            row = results.setdefault(f'{method} {precision}', {})
             for name, switches in variants.items():
+                if name in row:  # measured by the run --resume continues
+                    continue
                 cfg = load('AN' if method == 'stock' else method, 'voc',
                            args)
                 if method == 'stock':
@@ -254,8 +294,9 @@ def measure_recipe(args) -> Dict[str, Dict[str, dict]]:
                                    args))
                 print(f'recipe {method} {precision} {name}: {row[name]}',
                       flush=True)
+                save()
+                check_budget(args)
                 del model, wrapper, step, loader, batches
-    return results
 
 
 def environment(args) -> str:
@@ -276,40 +317,55 @@ def fmt_memory(result: dict) -> str:
         f"{result['peak_mib']:,.0f}"
 
 
-def render(args, heads: dict, recipe: dict, argv: List[str]) -> str:
-    """The page; ``argv``: the arguments it was measured with."""
-    command = ' '.join(['python -m tools.benchmark.speed_gpu', *argv])
+def render(record: dict) -> str:
+    """The page of a results record (:func:`main`'s json)."""
+    heads, recipe, settings = (record['heads'], record['recipe'],
+                               record['settings'])
     lines = [
         '# Training speed on a GPU', '',
-        f'Measured with `{command}` on {environment(args)}. '
-        f'Batch {args.batch_size}, '
-        f'{args.img_size} px, median of {args.rounds} rounds of '
-        f'{args.iters} iterations after {args.warmup} of warm-up.', ''
+        f"Measured with `{record['command']}` on {record['environment']}. "
+        f"Batch {settings['batch_size']}, {settings['img_size']} px, median "
+        f"of {settings['rounds']} rounds of {settings['iters']} iterations "
+        f"after {settings['warmup']} of warm-up.", ''
     ]
+    if not record['complete']:
+        lines += ['**Incomplete**: the run ended (its `--budget` spent) '
+                  'before the rows below were all measured.', '']
+    heads = {p: row for p, row in heads.items() if 'stock' in row}
     if heads:
-        methods = [m for m in next(iter(heads.values())) if m != 'stock']
+        methods = list(dict.fromkeys(
+            m for row in heads.values() for m in row if m != 'stock'))
         lines += [
             '## Every head against MMPretrain\'s', '',
             'A whole `train_step` without data loading: images/s of the '
             'step with each method\'s head as a share of the step with '
             "MMPretrain's `MultiLabelLinearClsHead` and sigmoid BCE on the "
             'same ResNet-50; peak memory in MiB (LASD: three views of each '
-            'image; images/s counts samples).', '',
+            f'image; images/s counts samples). Target: {HEAD_TARGET} or '
+            'more.', '',
             '| precision | stock img/s | ' + ' | '.join(methods) +
             ' | stock MiB | peak MiB (max over heads) |',
             '| --- ' * (len(methods) + 4) + '|'
         ]
+        missed = []
         for precision, row in heads.items():
             stock = row['stock']['images_per_s']
-            shares = ' | '.join(f"{row[m]['images_per_s'] / stock:.3f}"
-                                for m in methods)
-            peak = [row[m]['peak_mib'] for m in methods
+            shares = {m: row[m]['images_per_s'] / stock for m in methods
+                      if m in row}
+            missed += [f'{m} {precision} {share:.3f} '
+                       f'({HEAD_TARGET - share:.3f} short)'
+                       for m, share in shares.items() if share < HEAD_TARGET]
+            cells = ' | '.join(f'{shares[m]:.3f}' if m in shares else '-'
+                               for m in methods)
+            peak = [row[m]['peak_mib'] for m in shares
                     if row[m]['peak_mib'] is not None]
             lines.append(
-                f'| {precision} | {stock:.1f} | {shares} | '
+                f'| {precision} | {stock:.1f} | {cells} | '
                 f"{fmt_memory(row['stock'])} | "
                 f"{f'{max(peak):,.0f}' if peak else '-'} |")
-        lines.append('')
+        lines += ['', 'Below the target: ' + ('; '.join(missed) or 'none')
+                  + '.', '']
+    recipe = {k: row for k, row in recipe.items() if 'stock' in row}
     if recipe:
         lines += [
             '## The fast recipe and each of its switches', '',
@@ -318,27 +374,35 @@ def render(args, heads: dict, recipe: dict, argv: List[str]) -> str:
             'replayed), MMPretrain\'s recipe as the configs inherit it '
             '(`stock`), each switch of `configs/_base_/runtime_gpu_fast.py` '
             'alone, and all of them (`gpu_fast`); speed-up against stock '
-            'with data loading.', '',
+            f'with data loading. Target: `gpu_fast` {RECIPE_TARGET:g}x or '
+            'more.', '',
             '| config and precision | variant | img/s with data | '
             'img/s without | speed-up | peak MiB |',
             '| --- | --- | --- | --- | --- | --- |'
         ]
+        missed = []
         for key, row in recipe.items():
             stock = row['stock']['loaded']['images_per_s']
             for name, result in row.items():
                 loaded = result['loaded']['images_per_s']
+                if name == 'gpu_fast' and loaded / stock < RECIPE_TARGET:
+                    missed.append(f'{key} {loaded / stock:.2f}x '
+                                  f'({RECIPE_TARGET - loaded / stock:.2f} '
+                                  'short)')
                 lines.append(
                     f'| {key} | {name} | {loaded:.1f} | '
                     f"{result['replayed']['images_per_s']:.1f} | "
                     f'{loaded / stock:.2f} | '
                     f"{fmt_memory(result['replayed'])} |")
-        lines.append('')
+        lines += ['', '`gpu_fast` below the target: ' +
+                  ('; '.join(missed) or 'none') + '.', '']
     return '\n'.join(lines)
-
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--device', default='cuda')
+    parser.add_argument('--device', default='cuda',
+                        help='cuda (default; needs a CUDA GPU) or cpu (with '
+                        '--tiny: a smoke test)')
     parser.add_argument('--tables', nargs='+', default=['heads', 'recipe'],
                         choices=['heads', 'recipe'])
     parser.add_argument('--methods', nargs='+', default=list(METHODS),
@@ -370,29 +434,98 @@ def parse_args(argv=None):
                         help='leave the compile switch out')
     parser.add_argument('--tiny', action='store_true',
                         help='a tiny ResNet-18 (smoke test)')
-    parser.add_argument('--out', default=osp.join(REPO, 'docs', 'results',
-                                                  'gpu.md'))
+    parser.add_argument('--budget', type=float, metavar='SECONDS',
+                        help='start no new row once this many seconds have '
+                        'passed; the page says it is incomplete')
+    parser.add_argument('--resume', metavar='JSON',
+                        help='keep the rows of this json (an incomplete run '
+                        'of this tool) and measure the others, if it was '
+                        'measured on this device and versions with these '
+                        'settings')
+    parser.add_argument('--render', metavar='JSON',
+                        help='measure nothing: write the page of this json '
+                        '(one this tool wrote) into --out')
+    parser.add_argument('--out', default=osp.join('work_dirs', 'speed_gpu'),
+                        help='folder of gpu.md and gpu.json (default: '
+                        'work_dirs/speed_gpu; the tracked page: '
+                        'docs/results)')
     args = parser.parse_args(argv)
+    if args.render:
+        return args
     if 'recipe' in args.tables and not (args.data_root or args.tiny):
         parser.error('the recipe table reads a dataset: give --data-root')
+    if args.device.startswith('cuda') and not torch.cuda.is_available():
+        parser.error(f'--device {args.device}: torch {torch.__version__} '
+                     'finds no CUDA GPU here; measure on a GPU machine, or '
+                     'give --device cpu --tiny for a smoke test')
     return args
+
+
+def write(record: dict, out: str) -> None:
+    """``gpu.json`` (written to a temporary file and renamed) and
+    ``gpu.md`` under ``out``."""
+    os.makedirs(out, exist_ok=True)
+    path = osp.join(out, 'gpu.json')
+    with open(path + '.tmp', 'w') as f:
+        json.dump(record, f, indent=1)
+    os.replace(path + '.tmp', path)
+    with open(osp.join(out, 'gpu.md'), 'w') as f:
+        f.write(render(record))
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.render:
+        with open(args.render) as f:
+            record = json.load(f)
+        write(record, args.out)
+        print(f'wrote {osp.join(args.out, "gpu.md")} from {args.render}')
+        return record
+    args.deadline = None if args.budget is None else \
+        time.monotonic() + args.budget
     torch.manual_seed(0)
+    record = dict(
+        command=' '.join(['python -m tools.benchmark.speed_gpu',
+                          *(sys.argv[1:] if argv is None else argv)]),
+        environment=environment(args), device=args.device, tiny=args.tiny,
+        settings={k: getattr(args, k) for k in
+                  ('batch_size', 'img_size', 'warmup', 'iters', 'rounds')},
+        heads={}, recipe={}, complete=False)
+
+    if args.resume:
+        with open(args.resume) as f:
+            previous = json.load(f)
+        same = {k: previous.get(k) == record[k]
+                for k in ('environment', 'settings', 'tiny')}
+        if all(same.values()):
+            record.update(heads=previous['heads'], recipe=previous['recipe'])
+            print(f'--resume: the rows of {args.resume} kept', flush=True)
+        else:
+            print(f'--resume: {args.resume} differs in '
+                  f'{[k for k, v in same.items() if not v]}; measuring '
+                  'every row', flush=True)
+
+    def save():
+        write(record, args.out)
+
     with tempfile.TemporaryDirectory() as tmp:
         if 'recipe' in args.tables and not args.data_root:
             make_demo_dataset(tmp, num_train=4 * args.batch_size,
                               num_test=args.batch_size, seed=0)
             args.data_root = tmp
-        heads = measure_heads(args) if 'heads' in args.tables else {}
-        recipe = measure_recipe(args) if 'recipe' in args.tables else {}
-    text = render(args, heads, recipe,
-                  sys.argv[1:] if argv is None else argv)
-    with open(args.out, 'w') as f:
-        f.write(text)
-    print(text)
+        try:
+            if 'heads' in args.tables:
+                measure_heads(args, record['heads'], save)
+            if 'recipe' in args.tables:
+                measure_recipe(args, record['recipe'], save)
+        except BudgetSpent:
+            print(f'--budget {args.budget:g} s spent: the page lists what '
+                  'was measured', flush=True)
+        record['complete'] = complete(args, record)
+    save()
+    print(render(record))
+    print(f'wrote {osp.join(args.out, "gpu.md")} and gpu.json beside it')
+    return record
 
 
 if __name__ == '__main__':

@@ -7,7 +7,8 @@ MMPretrain's ``MultiLabelLinearClsHead`` with the same ResNet-50, and each
 method's head (forward, loss, backward, label-bank lookup) on fixed features
 as a share of that iteration.
 
-Writes ``speed_iteration.json`` and re-renders ``speed.md`` in ``--out-dir``.
+Writes ``speed_iteration.json`` and re-renders ``speed.md`` in ``--out-dir``
+(default ``work_dirs/results``; ``docs/results`` for the tracked page).
 
 Example:
     python -m tools.benchmark.speed_iteration --threads 1 --out-dir /tmp/s
@@ -25,7 +26,8 @@ from mmpretrain.registry import MODELS
 
 from tools.analysis.loading import build_model
 from tools.benchmark.measure import interleaved, profile_call
-from tools.benchmark.results_page import parse_speed_args, write_speed_part
+from tools.benchmark.results_page import (parse_speed_args, report_written,
+                                          write_speed_part)
 from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
                                          num_views, one_positive, samples_of,
                                          start_schedules, trained_bank)
@@ -130,7 +132,10 @@ def main():
     results = measure_iteration(args.batch_size, args.img_size, args.rounds,
                                 ProgressBar(args.rounds * 5))
     print()
-    print(write_speed_part(args.out_dir, 'iteration', results, sys.argv))
+    text = write_speed_part(args.out_dir, 'iteration', results, sys.argv)
+    print(text or '')
+    report_written(args.out_dir,
+                   ['speed_iteration.json'] + (['speed.md'] if text else []))
 
 
 if __name__ == '__main__':

@@ -10,6 +10,7 @@ random scores; LASD also gets its consistency term over its three views.
 Peak memory and operator counts come from the profiler.
 
 Writes ``speed_losses.json`` and re-renders ``speed.md`` in ``--out-dir``
+(default ``work_dirs/results``; ``docs/results`` for the tracked page)
 (``tools/benchmark/speed.py`` runs this and the other measures at once).
 
 Example:
@@ -30,7 +31,7 @@ from spml_mm.models.data_preprocessors import split_views
 from tools.benchmark.measure import (clock, costliest_operator, interleaved,
                                      profile_call)
 from tools.benchmark.results_page import (REFERENCE_NAME, parse_speed_args,
-                                          write_speed_part)
+                                          report_written, write_speed_part)
 from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
                                          num_views, one_positive,
                                          start_schedules, trained_bank)
@@ -103,7 +104,10 @@ def main():
     progress = ProgressBar(len(LOSS_SHAPES) * args.rounds)
     results = measure_losses(args.rounds, progress)
     print()
-    print(write_speed_part(args.out_dir, 'losses', results, sys.argv))
+    text = write_speed_part(args.out_dir, 'losses', results, sys.argv)
+    print(text or '')
+    report_written(args.out_dir,
+                   ['speed_losses.json'] + (['speed.md'] if text else []))
 
 
 if __name__ == '__main__':

@@ -1,6 +1,6 @@
 # MS-COCO 2014 in the interchange format under data/coco
 # (tools/prepare_spml.py coco): 65,665 train / 16,416 val / 40,137 test
-# images, 2.94 positives per image (docs/methods.md, Datasets and
+# images, 2.94 positives per image (docs/methods/protocol.md, Datasets and
 # observed labels).
 # data/coco/images: link to the image folder (made by prepare_spml.py).
 _base_ = ['./spml_448px.py']

@@ -1,6 +1,6 @@
 # CUB-200-2011 attributes in the interchange format under data/cub
 # (tools/prepare_spml.py cub): 4,795 train / 1,199 val / 5,794 test images,
-# 31.4 positives per image (docs/methods.md, Datasets and observed
+# 31.4 positives per image (docs/methods/protocol.md, Datasets and observed
 # labels).
 # data/cub/images: link to the image folder (made by prepare_spml.py).
 _base_ = ['./spml_448px.py']

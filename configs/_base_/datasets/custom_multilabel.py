@@ -1,4 +1,4 @@
-# A custom multi-label dataset under the SPML protocol (README "Data"):
+# A custom multi-label dataset under the SPML protocol (docs/user_guides/custom_and_partial_data.md):
 # data/custom/{train,test}.json in MMPretrain's MultiLabelDataset format
 # ({"metainfo": {"classes": [...]}, "data_list": [{"img_path": ...,
 # "gt_label": [indices]}]}), images under data/custom/images. The train file

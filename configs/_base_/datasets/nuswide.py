@@ -1,6 +1,6 @@
 # NUS-WIDE in the interchange format under data/nuswide (tools/prepare_spml.py
 # nuswide): 120,000 train / 30,000 val / 60,260 test images, 1.89 positives
-# per image (docs/methods.md, Datasets and observed labels).
+# per image (docs/methods/protocol.md, Datasets and observed labels).
 # data/nuswide/images: link to the image folder (made by prepare_spml.py).
 _base_ = ['./spml_448px.py']
 

@@ -2,7 +2,7 @@
 # share, and the proxies (proxy_voc.py) but for the size and workers: the
 # interchange format (tools/prepare_spml.py) with images under
 # DATA_ROOT/images, 448x448 inputs, a random horizontal flip for training
-# (docs/methods.md, Training procedure), ImageNet normalization and the SPML
+# (docs/methods/procedure.md, Training procedure), ImageNet normalization and the SPML
 # mAP. A dataset config sets data_root in the three dataloaders, num_classes
 # and the training batch size.
 dataset_type = 'SPMLDataset'

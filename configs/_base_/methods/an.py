@@ -1,4 +1,4 @@
-# AN (assume negative, docs/methods.md, AN and its variants) and the
+# AN (assume negative, docs/methods/an.md) and the
 # baselines that share its procedure: the community code's (train.py), Adam
 # with one learning rate and no weight decay, 10 epochs, every epoch trained
 # and the best validation epoch tested (configs/_base_/schedules/adam.py).

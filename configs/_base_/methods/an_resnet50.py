@@ -1,4 +1,4 @@
-# AN (assume negative, docs/methods.md, AN and its variants) on the papers'
+# AN (assume negative, docs/methods/an.md) on the papers'
 # ResNet-50 recipe (an.py), for configs/an/resnet50_{voc,coco,nuswide,cub,
 # custom}.py (each adds its dataset, num_classes and, where it differs, the
 # learning rate).

@@ -1,4 +1,4 @@
-# EM loss (docs/methods.md, EM loss): the EM + APL release's procedure
+# EM loss (docs/methods/em_apl.md, EM loss): the EM + APL release's procedure
 # (main.py), Adam with one learning rate, training stopped at the first epoch
 # whose val mAP is no new best; the best validation epoch is tested.
 #

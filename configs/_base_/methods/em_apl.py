@@ -1,4 +1,4 @@
-# EM loss with asymmetric pseudo-labeling (docs/methods.md, EM loss and
+# EM loss with asymmetric pseudo-labeling (docs/methods/em_apl.md, EM loss and
 # asymmetric pseudo-labeling): after epoch T_w and each later one the
 # training set is scored and the lowest-scoring unobserved labels of each
 # class become soft negative pseudo-labels in the head's label bank (theta =

@@ -1,4 +1,4 @@
-# EM loss with asymmetric pseudo-labeling (docs/methods.md) on the papers'
+# EM loss with asymmetric pseudo-labeling (docs/methods/em_apl.md) on the papers'
 # ResNet-50 recipe (em_apl.py), for configs/em_apl/resnet50_{voc,coco,
 # nuswide,cub}.py (each adds its dataset, num_classes, alpha, beta, T_w and,
 # for CUB, the release's learning rate 1e-4).

@@ -1,4 +1,4 @@
-# GR loss (Chen et al. 2024; docs/methods.md, GR loss): the GR release's
+# GR loss (Chen et al. 2024; docs/methods/grloss.md): the GR release's
 # procedure, Adam with the head's learning rate x10 (train.py, run_train),
 # training stopped once val mAP falls more than 2 points below its best, test
 # on the best checkpoint; beta and alpha move before every epoch. gr_loss is

@@ -1,5 +1,5 @@
 # LL-R, LL-Ct and LL-Cp (Kim et al., "Large Loss Matters", CVPR 2022;
-# docs/methods.md, LL-R, LL-Ct, LL-Cp): from the second epoch the largest
+# docs/methods/large_loss.md): from the second epoch the largest
 # assumed-negative losses of each batch are rejected (LL-R) or taken as
 # positives for the step (LL-Ct) or for good (LL-Cp). The release's procedure
 # (train.py, config.py): Adam with the head's learning rate x10, 10 epochs,

@@ -1,4 +1,4 @@
-# LASD (docs/methods.md, LASD): the leveraged asymmetric loss with
+# LASD (docs/methods/lasd.md): the leveraged asymmetric loss with
 # disambiguation, plus consistency regularization over three views of each
 # training image (the config's train_pipeline, a MultiView, and
 # data_preprocessor=dict(type='MultiViewDataPreprocessor')). Adam with one

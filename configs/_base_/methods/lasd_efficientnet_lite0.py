@@ -1,4 +1,4 @@
-# LASD (docs/methods.md, LASD) on the proxies' EfficientNet-Lite0 at 128 px
+# LASD (docs/methods/lasd.md) on the proxies' EfficientNet-Lite0 at 128 px
 # (lasd.py), for configs/lasd/efficientnet-lite0_proxy-{voc,coco}.py (each
 # adds its dataset, num_classes, Table 4's column and kbar), as
 # lasd_resnet50.py is for the papers' datasets.

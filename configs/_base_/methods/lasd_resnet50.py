@@ -1,4 +1,4 @@
-# LASD (docs/methods.md, LASD) on the papers' ResNet-50 recipe (lasd.py), for
+# LASD (docs/methods/lasd.md) on the papers' ResNet-50 recipe (lasd.py), for
 # configs/lasd/resnet50_{voc,coco,nuswide,cub}.py (each adds its dataset,
 # num_classes, its column of the paper's Table 4 and the dataset's average
 # positives per image kbar).
@@ -15,7 +15,7 @@
 _base_ = ['../models/resnet50.py', './lasd.py']
 
 # Views. x is the recipe's training image (448x448, random horizontal flip,
-# docs/methods.md, Training procedure); the supervised LASD term reads it.
+# docs/methods/procedure.md, Training procedure); the supervised LASD term reads it.
 # x' and x'' are random augmentations of x that keep its labels: a random
 # resized crop of at least 70% of the area (objects of the image stay in view;
 # smaller crops would cut objects out and make the consistency target wrong),

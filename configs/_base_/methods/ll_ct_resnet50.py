@@ -1,4 +1,4 @@
-# LL-Ct (docs/methods.md, LL-R, LL-Ct, LL-Cp) on the papers' ResNet-50
+# LL-Ct (docs/methods/large_loss.md) on the papers' ResNet-50
 # recipe (large_loss.py), for configs/ll_ct/resnet50_{voc,coco,nuswide,cub}.py
 # (each adds its dataset, num_classes and the authors' delta and optimizer
 # for it): ImageNet weights, 448 px, flip, batch 16.

@@ -1,13 +1,13 @@
-# OPML-SP (docs/methods.md, OPML): OPML (opml.py) with soft labels
+# OPML-SP (docs/methods/opml.md): OPML (opml.py) with soft labels
 # p * AP_k^gamma from the per-class AP after every epoch and AP-based label
 # correction after epochs 3..9. The paper's zeta is lost with its formulas;
-# 0.5 is the value chosen on the demo dataset (README, OPML).
+# 0.5 is the value chosen on the demo dataset (docs/methods/opml.md).
 _base_ = ['./opml.py']
 
 # The head's loss and label bank (model.head=opml_sp_head): the soft labels
 # read each class's AP from the bank. The paper's a, b, lambda, delta and
 # gamma are lost with its formulas; these are the values chosen on the demo
-# dataset (README, OPML), the same for every dataset.
+# dataset (docs/methods/opml.md), the same for every dataset.
 opml_sp_head = dict(
     loss=dict(
         type='OPMLLoss',

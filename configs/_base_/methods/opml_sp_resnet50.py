@@ -1,4 +1,4 @@
-# OPML-SP (docs/methods.md, OPML) on ResNet-50 (opml_sp.py), for
+# OPML-SP (docs/methods/opml.md) on ResNet-50 (opml_sp.py), for
 # configs/opml/resnet50_{voc,coco,nuswide,cub}.py (each adds its dataset and
 # num_classes): the one-pair loss with high-rank regularization, soft labels
 # p * AP_k^gamma and AP-based label correction.

@@ -1,4 +1,4 @@
-# ROLE (docs/methods.md, ROLE) on the papers' ResNet-50 recipe (role.py), end
+# ROLE (docs/methods/role.md) on the papers' ResNet-50 recipe (role.py), end
 # to end, for configs/role/resnet50_{voc,coco,nuswide,cub}.py (each adds its
 # dataset, num_classes, k and the learning rates). The label-estimate table
 # learns at 10x the network's learning rate with the release's dense Adam.

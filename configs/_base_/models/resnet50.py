@@ -1,7 +1,8 @@
 # ResNet-50 from torchvision's ImageNet weights (v1, as the papers), global
-# average pooling and the SPML linear head. Without network, download
-# resnet50-19c8e357.pth elsewhere and set
-# model.backbone.init_cfg.checkpoint=/path/to/resnet50-19c8e357.pth
+# average pooling and the SPML linear head. Without network, place the file
+# that tools/train.py names (resnet50-0676ba61.pth) in torch hub's cache, or
+# set model.backbone.init_cfg.checkpoint=/path/to/resnet50-0676ba61.pth
+# (docs/user_guides/data_checks_and_offline.md).
 model = dict(
     type='ImageClassifier',
     backbone=dict(

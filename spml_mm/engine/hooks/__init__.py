@@ -3,6 +3,7 @@ from .divergence_guard_hook import DivergenceError, SPMLDivergenceGuardHook
 from .early_stopping_hook import SPMLEarlyStoppingHook
 from .epoch_hook import SPMLEpochHook
 from .multi_view_check_hook import MultiViewCheckHook
+from .preflight_hook import SPMLPreflightHook
 from .pseudo_label_hook import SPMLPseudoLabelHook
 from .safe_checkpoint_hook import SafeCheckpointHook
 from .sample_state_hook import SPMLSampleStateHook
@@ -12,6 +13,6 @@ from .sync_norm_buffers_hook import SPMLSyncNormBuffersHook
 __all__ = [
     'DivergenceError', 'MultiViewCheckHook', 'SPMLDatasetCheckHook',
     'SPMLCheckpointHook', 'SPMLDivergenceGuardHook', 'SafeCheckpointHook',
-    'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPseudoLabelHook',
-    'SPMLSampleStateHook', 'SPMLSyncNormBuffersHook'
+    'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPreflightHook',
+    'SPMLPseudoLabelHook', 'SPMLSampleStateHook', 'SPMLSyncNormBuffersHook'
 ]

@@ -1,14 +1,26 @@
+import logging
+from typing import List, Optional
+
 from mmengine.dataset import BaseDataset
 from mmengine.hooks import Hook
+from mmengine.logging import print_log
 from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
 from spml_mm.datasets.validation import (DatasetError,
+                                         classes_without_positive,
+                                         duplicate_findings,
                                          expected_positives_problem,
-                                         image_problems, index_label_problems)
+                                         image_problems, index_label_problems,
+                                         shared_image_findings)
 from spml_mm.models.heads import SPMLLinearClsHead
 
 CHECK_IMAGES = ('none', 'exists', 'decode')
+
+
+def _warn(lines: List[Optional[str]]) -> None:
+    for line in filter(None, lines):
+        print_log(line, logger='current', level=logging.WARNING)
 
 
 @HOOKS.register_module()
@@ -22,11 +34,14 @@ class SPMLDatasetCheckHook(Hook):
     checks the label indices of every training sample as
     :class:`SPMLLinearClsHead` reads them (in ``[0, num_classes)``, a
     positive per sample, no class both positive and negative: the head
-    builds its targets on the device and does not check them); then checks
-    every image file of those datasets and reports every missing, unreadable
-    or empty one (and, with
-    ``check_images='decode'``, every one that does not decode) with its
-    sample index and path, instead of failing mid-epoch.
+    builds its targets on the device and does not check them); refuses an
+    image listed twice with different labels and a training image that is
+    also a validation image; warns of an image listed twice with the same
+    labels and names the classes without a positive in the training split;
+    then checks every image file of those datasets and reports every
+    missing, unreadable or empty one (and, with ``check_images='decode'``,
+    every one that does not decode) with its sample index and path, instead
+    of failing mid-epoch.
 
     Args:
         check_images (str): ``'exists'`` (a ``stat`` per image, the
@@ -46,7 +61,9 @@ class SPMLDatasetCheckHook(Hook):
                              f'got {check_images!r}')
         self.check_images = check_images
 
-    def _check(self, runner, loader_name: str) -> None:
+    def _check(self, runner, loader_name: str) -> Optional[List[dict]]:
+        """Check one dataset; its data infos (None when it is no
+        ``BaseDataset``)."""
         model = runner.model.module if is_model_wrapper(
             runner.model) else runner.model
         head = getattr(model, 'head', None)
@@ -67,26 +84,36 @@ class SPMLDatasetCheckHook(Hook):
                 f'dataset ({type(dataset).__name__}) has {len(classes)} '
                 f'classes; set model.head.num_classes={len(classes)} in the '
                 'config.')
-        check_labels = split == 'train' and isinstance(head, SPMLLinearClsHead)
-        if not isinstance(dataset, BaseDataset) or not (
-                check_labels or self.check_images != 'none'):
-            return
+        if not isinstance(dataset, BaseDataset):
+            return None
         infos = [dataset.get_data_info(k) for k in range(len(dataset))]
         where = f'{split} dataset ({type(dataset).__name__})'
-        problems = []
-        if check_labels and all('gt_label' in info for info in infos):
+        problems, warnings = duplicate_findings(where, infos)
+        if (split == 'train' and isinstance(head, SPMLLinearClsHead)
+                and all('gt_label' in info for info in infos)):
             problems += index_label_problems(where, infos, num_classes)
+            if classes is not None:
+                warnings.append(
+                    classes_without_positive(where, infos, classes))
         paths = [info.get('img_path') for info in infos]
         if self.check_images != 'none' and None not in paths:
             problems += image_problems(where, paths,
                                        self.check_images == 'decode')
+        _warn(warnings)
         if problems:
             raise DatasetError(f'the {where}', problems)
+        return infos
 
     def before_train(self, runner) -> None:
-        self._check(runner, 'train_dataloader')
+        splits = dict(train=self._check(runner, 'train_dataloader'))
         if runner.val_loop is not None:
-            self._check(runner, 'val_dataloader')
+            splits['val'] = self._check(runner, 'val_dataloader')
+        if None in splits.values() or len(splits) < 2:
+            return
+        problems, warnings = shared_image_findings(splits)
+        _warn(warnings)
+        if problems:
+            raise DatasetError('the train and val datasets', problems)
 
     def before_test(self, runner) -> None:
         self._check(runner, 'test_dataloader')

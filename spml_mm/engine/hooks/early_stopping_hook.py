@@ -29,13 +29,18 @@ class SPMLEarlyStoppingHook(Hook):
     Any validation metric can be watched: ``SPMLAveragePrecision``'s
     ``spml/mAP`` (full labels), ``spml/mAP_observed`` (observed labels,
     unknown ones negative) or ``spml/mAP_annotated`` (annotated entries
-    only), e.g. the observed ones on a validation split with
-    ``val_labels='observed'`` (docs/methods.md, "Evaluation without full
-    labels"); the log names it when training starts and when it stops.
+    only) (docs/methods/protocol.md, "Evaluation without full labels").
+    The default, ``'auto'``, watches the first key the validation reports,
+    as ``save_best='auto'`` does: ``spml/mAP`` on full validation labels,
+    ``spml/mAP_observed`` with ``val_labels='observed'``. A key named
+    explicitly is kept as it is, and ``SPMLPreflightHook`` refuses it
+    before training when validation will not report it. The log names the
+    key when it is chosen and when training stops.
 
     Args:
-        monitor (str): Validation metric to watch, higher is better.
-            Defaults to ``'spml/mAP'`` (in percent).
+        monitor (str): Validation metric to watch, higher is better, or
+            ``'auto'``: the first key the validation reports. Defaults to
+            ``'auto'``.
         max_drop (float, optional): Largest tolerated fall below the best
             score, in the metric's unit; None stops at the first epoch that
             is no new best; ``float('inf')`` never stops (every epoch
@@ -51,7 +56,7 @@ class SPMLEarlyStoppingHook(Hook):
     # before CheckpointHook ('VERY_LOW'), which saves the best checkpoint
     priority = 'LOW'
 
-    def __init__(self, monitor: str = 'spml/mAP',
+    def __init__(self, monitor: str = 'auto',
                  max_drop: Optional[float] = None):
         if max_drop is not None and not (isinstance(max_drop, (int, float))
                                          and max_drop >= 0):
@@ -68,13 +73,19 @@ class SPMLEarlyStoppingHook(Hook):
         rule = ('the first epoch that is no new best' if self.max_drop is None
                 else f'more than {self.max_drop} below the best')
         runner.logger.info(f'SPMLEarlyStoppingHook: stops at {rule} of the '
-                           f'validation metric {self.monitor}.')
+                           f'validation metric {self.monitor}' +
+                           (' (the first key validation reports).'
+                            if self.monitor == 'auto' else '.'))
 
     def after_val_epoch(self,
                         runner,
                         metrics: Optional[Dict[str, float]] = None) -> None:
         if not metrics:
             return
+        if self.monitor == 'auto':
+            self.monitor = next(iter(metrics))
+            runner.logger.info(f'SPMLEarlyStoppingHook: monitor=auto watches '
+                               f'{self.monitor}.')
         score = selection_score(metrics, self.monitor,
                                 'SPMLEarlyStoppingHook monitors')
         best = runner.message_hub.get_info(self._key)

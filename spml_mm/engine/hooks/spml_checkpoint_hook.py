@@ -3,6 +3,7 @@ import os
 import os.path as osp
 from typing import Dict, Optional
 
+import torch
 from mmengine.dist import broadcast_object_list, get_world_size, \
     is_main_process
 from mmengine.hooks import CheckpointHook
@@ -14,7 +15,7 @@ from mmpretrain.registry import HOOKS
 
 from spml_mm.evaluation import selection_score
 from spml_mm.utils import find_last_checkpoint, write_atomically
-from spml_mm.utils.atomic_backend import PARTIAL_SUFFIX
+from spml_mm.utils.atomic_backend import PARTIAL_SUFFIX, is_partial_file
 from spml_mm.utils.checkpoint_fit import (SIGNATURE_KEY,
                                           check_checkpoint_fits,
                                           checkpoint_differences,
@@ -49,18 +50,19 @@ class SPMLCheckpointHook(CheckpointHook):
     Differences from :class:`mmengine.hooks.CheckpointHook` (every argument of
     which it takes):
 
-    - Each file is written to ``<name>.spml.partial``, fsynced and renamed over
-      its name (``spml_atomic_local`` file backend), and only then are older
-      checkpoints (``max_keep_ckpts``) and the previous best one removed. A
-      kill or an I/O error (``ENOSPC``) at any moment leaves the previous
-      checkpoint complete and ``last_checkpoint`` naming it.
+    - Each file is written to ``<name>.<tag>.spml.partial``, fsynced and
+      renamed over its name (``spml_atomic_local`` file backend), and only
+      then are older checkpoints (``max_keep_ckpts``) and the previous best
+      one removed. A kill or an I/O error (``ENOSPC``) at any moment leaves
+      the previous checkpoint complete and ``last_checkpoint`` naming it.
     - ``last_checkpoint`` holds the path relative to the work dir, so a
       copied or moved work dir resumes from its own files (absolute paths
       written by MMEngine are read too).
     - Only files inside this run's ``out_dir`` are ever removed: resuming
       from another run's checkpoint (whose message hub names that run's best
       checkpoint) leaves that run untouched. At start-up only its own
-      leftover ``*.spml.partial`` files are removed.
+      leftover partial files are removed (the tag, a hash of the name, marks
+      them: a user's file ending in ``.spml.partial`` is kept).
     - Every checkpoint records in ``meta['spml_model']`` what it fits (a
       hash of the weights' names and shapes, the head's ``num_classes``,
       the method: loss and label bank types, the plugin version). Before
@@ -68,7 +70,9 @@ class SPMLCheckpointHook(CheckpointHook):
       (names, shapes), classes and, when resuming, method are compared with
       the model's; any difference stops the run with a list of what
       differs. ``load_strict=False`` (a top-level config key,
-      ``--cfg-options load_strict=False``) loads it anyway with a warning.
+      ``--cfg-options load_strict=False``) loads it anyway with a warning;
+      when resuming, the optimizer state of the parameters whose shape
+      differs (another number of classes) starts afresh.
       Loading ``load_from`` weights to fine-tune is not checked.
     - The end of an epoch is resumable: after its validation and best
       checkpoint, ``last_validated`` names the epoch's checkpoint. A run
@@ -83,7 +87,11 @@ class SPMLCheckpointHook(CheckpointHook):
       lacks, unless ``resume_weights_only`` is set.
     - A ``save_best`` metric that validation does not report (``spml/mAP``
       on observed validation labels: select on ``spml/mAP_observed``) stops
-      with a message that lists the reported ones.
+      with a message that lists the reported ones; ``SPMLPreflightHook``
+      refuses it before training. ``save_best='auto'`` (the project's
+      runtime) selects on the first key the validation reports:
+      ``spml/mAP`` on full validation labels, ``spml/mAP_observed`` with
+      ``val_labels='observed'``.
 
     Args:
         best_resume_state (bool): Store optimizer and scheduler state in the
@@ -155,6 +163,44 @@ class SPMLCheckpointHook(CheckpointHook):
                 'no path) or, to continue from these weights with a fresh '
                 f'optimizer, pass --resume-weights-only {runner._load_from} '
                 '(default_hooks.checkpoint.resume_weights_only=True).')
+        if not runner.cfg.get('load_strict', True):
+            self._fit_optimizer_state(runner, checkpoint)
+
+    def _fit_optimizer_state(self, runner, checkpoint: dict) -> None:
+        """Under ``load_strict=False``, restart the optimizer state of the
+        parameters whose shape differs from the checkpoint's (another number
+        of classes), or all of it when the parameters differ in number:
+        PyTorch would load it and fail inside the optimizer's step."""
+        saved = checkpoint.get('optimizer')
+        wrapper = runner.optim_wrapper
+        if not (isinstance(wrapper, OptimWrapper) and isinstance(saved, dict)
+                and 'param_groups' in saved):
+            return
+        groups = wrapper.optimizer.param_groups
+        if [len(g['params']) for g in groups] != [
+                len(g['params']) for g in saved['param_groups']
+        ]:
+            del checkpoint['optimizer']
+            runner.logger.warning(
+                f'load_strict=False: the optimizer state in '
+                f'{runner._load_from} is for other parameters than the '
+                "model's; the optimizer starts afresh.")
+            return
+        names = {id(p): n for n, p in _model(runner).named_parameters()}
+        restarted = []
+        for group, saved_group in zip(groups, saved['param_groups']):
+            for param, index in zip(group['params'], saved_group['params']):
+                state = saved['state'].get(index, {})
+                if any(
+                        torch.is_tensor(v) and v.dim() > 0
+                        and v.shape != param.shape for v in state.values()):
+                    del saved['state'][index]
+                    restarted.append(names.get(id(param), str(index)))
+        if restarted:
+            runner.logger.warning(
+                f'load_strict=False: the optimizer state of '
+                f'{", ".join(restarted)} has other shapes in '
+                f'{runner._load_from}; it starts afresh.')
 
     def _check_fit(self, runner, checkpoint: dict) -> None:
         """Refuse a checkpoint to resume or to test that does not fit."""
@@ -234,6 +280,8 @@ class SPMLCheckpointHook(CheckpointHook):
         if is_main_process():
             for partial in glob.glob(
                     osp.join(glob.escape(self.out_dir), '*' + PARTIAL_SUFFIX)):
+                if not is_partial_file(partial):
+                    continue
                 runner.logger.info(
                     f'Removing {partial}, left by an interrupted write.')
                 os.remove(partial)

@@ -2,8 +2,9 @@ import copy
 
 import torch
 from mmengine.config import Config, ConfigDict
+from mmengine.device import is_cuda_available
+from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
-from mmpretrain.registry import RUNNERS
 
 #: The switches of the GPU fast recipe (``gpu_fast`` of a config), each
 #: applied on its own by :func:`apply_gpu_fast`.
@@ -99,16 +100,47 @@ def apply_gpu_fast(cfg: Config) -> Config:
     return cfg
 
 
+def refuse_without_cuda(cfg: Config) -> None:
+    """Stop before any work when the GPU fast recipe meets a machine
+    without CUDA, naming the keys that select it and what to set.
+
+    The recipe is refused on the CPU whatever its switches: its AMP
+    precisions need CUDA (MMEngine's ``AmpOptimWrapper``), and with
+    ``gpu_fast.amp=None`` the rest (channels-last, cuDNN autotuning, pinned
+    memory, eight persistent workers) is tuned for a GPU and gains nothing
+    on a CPU, so a run that chose the recipe is not silently trained
+    without it.
+    """
+    if is_cuda_available():
+        return
+    switches = dict(GPU_FAST_DEFAULTS, **cfg.get('gpu_fast', {}))
+    raise RuntimeError(
+        f"runner_type='{cfg.get('runner_type', 'SPMLGPUFastRunner')}' is the "
+        'GPU fast recipe (configs/_base_/runtime_gpu_fast.py: '
+        f"gpu_fast.amp={switches['amp']!r}, channels_last, cudnn_benchmark,"
+        ' batched_copy, num_workers), which needs a CUDA GPU, and this '
+        'machine has none. To train on the CPU, remove '
+        "'spml_mm::_base_/runtime_gpu_fast.py' from the config's _base_ or "
+        'pass --cfg-options runner_type=Runner (the plain runner ignores '
+        'gpu_fast).')
+
+
 @RUNNERS.register_module()
 class SPMLGPUFastRunner(Runner):
     """MMEngine's ``Runner`` with the GPU fast recipe of the config's
     ``gpu_fast`` switches (:func:`apply_gpu_fast`).
 
     Selected by ``runner_type='SPMLGPUFastRunner'``, which
-    ``configs/_base_/runtime_gpu_fast.py`` sets: ``tools/train.py`` and
-    ``tools/test.py`` build the runner of ``runner_type``. The model is
-    converted to the channels-last memory format before it is wrapped for
-    distributed training, so the gradient buckets take that layout.
+    ``configs/_base_/runtime_gpu_fast.py`` sets: ``tools/train.py``,
+    ``tools/test.py`` and MMPretrain's own tools build the runner of
+    ``runner_type`` from MMEngine's root ``RUNNERS`` registry, where this
+    class is registered (every scope's registry finds it there). The model
+    is converted to the channels-last memory format before it is wrapped
+    for distributed training, so the gradient buckets take that layout.
+
+    On a machine without CUDA the runner is refused before anything is
+    built (:func:`refuse_without_cuda`); train there with
+    ``runner_type='Runner'``.
 
     Example:
         >>> _base_ = ['spml_mm::an/resnet50_voc.py',
@@ -118,6 +150,7 @@ class SPMLGPUFastRunner(Runner):
 
     @classmethod
     def from_cfg(cls, cfg: Config) -> Runner:
+        refuse_without_cuda(cfg)
         return super().from_cfg(apply_gpu_fast(cfg))
 
     def wrap_model(self, model_wrapper_cfg, model):

@@ -52,7 +52,7 @@ an_loss = differentiable(an_value_and_grad)
 class ANLoss(BaseSPMLLoss):
     """Assume-negative loss and its AN-LS and WAN variants.
 
-    The loss is :func:`an_value_and_grad` (docs/methods.md, AN).
+    The loss is :func:`an_value_and_grad` (docs/methods/an.md, AN).
 
     Args:
         label_smoothing (float): Epsilon of AN-LS (0.1 in the papers), in

@@ -69,7 +69,7 @@ em_loss = differentiable(em_value_and_grad)
 class EMLoss(nn.Module):
     """EM loss of Zhou et al. (ECCV 2022), with APL's pseudo-labels.
 
-    The loss is :func:`em_value_and_grad` (docs/methods.md, EM).
+    The loss is :func:`em_value_and_grad` (docs/methods/em_apl.md, EM).
 
     Without a label bank it is the EM loss. With ``label_bank`` on the head
     and :class:`SPMLPseudoLabelHook` in the config, the head passes the

@@ -86,7 +86,7 @@ def checked_expected_positives(k: float) -> float:
 class EPRLoss(BaseSPMLLoss):
     """Expected positive regularization (EPR) of Cole et al. (CVPR 2021).
 
-    The loss is :func:`epr_value_and_grad` (docs/methods.md, EPR): the
+    The loss is :func:`epr_value_and_grad` (docs/methods/epr.md): the
     observed positives' log loss plus a penalty on the distance between the
     batch's mean predicted positive count and the expected number of
     positives per image.

@@ -21,7 +21,7 @@ class GRLoss(UnifiedSPMLLoss):
     ``(epoch + 1) / T``, 0-based epoch); a single number keeps the value
     fixed. Defaults are the release's and the VOC column of Table 6. The
     loss is :func:`~spml_mm.models.losses.gr.gr_value_and_grad`
-    (docs/methods.md, GR loss); with ``trainable_beta``, the framework's
+    (docs/methods/grloss.md); with ``trainable_beta``, the framework's
     autograd form of the same components, through which w and b learn.
 
     Args:
@@ -53,6 +53,17 @@ class GRLoss(UnifiedSPMLLoss):
         ...             in_channels=2048, loss=loss)
         >>> custom_hooks = [dict(type='SPMLEpochHook')]
     """
+
+    USER_KEYS = {
+        'k.w': 'w',
+        'k.b': 'b',
+        'v.mu': 'mu',
+        'v.sigma': 'sigma',
+        'l1.q': 'q1',
+        'l2.q': 'q2',
+        'l3.q': 'q3',
+        'trainable_k': 'trainable_beta'
+    }
 
     def __init__(self,
                  w: Schedule = (0., 2.),

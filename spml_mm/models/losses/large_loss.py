@@ -100,7 +100,7 @@ ll_loss = differentiable(ll_value_and_grad)
 class LLLoss(nn.Module):
     """Large loss rejection and correction of Kim et al. (CVPR 2022).
 
-    The loss is :func:`ll_value_and_grad` (docs/methods.md, LL-R, LL-Ct,
+    The loss is :func:`ll_value_and_grad` (docs/methods/large_loss.md, LL-R, LL-Ct,
     LL-Cp): AN's BCE, with the largest losses among the unobserved entries
     of each batch rejected (``'LL-R'``) or taken as positives (``'LL-Ct'``,
     ``'LL-Cp'``).

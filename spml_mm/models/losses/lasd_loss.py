@@ -109,7 +109,7 @@ lasd_loss = differentiable(lasd_value_and_grad)
 class LASDLoss(BaseSPMLLoss):
     """Leveraged asymmetric loss with disambiguation, LASD.
 
-    The loss is :func:`lasd_value_and_grad` (docs/methods.md, LASD).
+    The loss is :func:`lasd_value_and_grad` (docs/methods/lasd.md).
 
     ``lambda_neg`` is either given or derived from Theorem 5.4 of the paper,
     ``lambda_neg = (1 + lambda_pos (kbar - 1)) / (K - kbar)``, from the

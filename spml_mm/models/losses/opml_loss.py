@@ -166,7 +166,7 @@ high_rank_penalty = differentiable(high_rank_value_and_grad)
 class OPMLLoss(nn.Module):
     """One-pair multi-label loss with OPML's extensions.
 
-    The loss is :func:`opml_value_and_grad` (docs/methods.md, OPML).
+    The loss is :func:`opml_value_and_grad` (docs/methods/opml.md).
 
     ``a`` and ``b`` set the offsets ``alpha = a / (1 - a)`` and ``beta =
     b / (1 - b)`` of :func:`opml_loss`; ``a = b = 0.5`` is ZLPR. The same

@@ -55,7 +55,7 @@ class PartialBCELoss(BaseSPMLLoss):
     """Partial-BCE of Durand, Mehrasa and Mori (CVPR 2019) for partial
     labels.
 
-    The loss is :func:`partial_bce_value_and_grad` (docs/methods.md,
+    The loss is :func:`partial_bce_value_and_grad` (docs/methods/partial_labels.md,
     Partial labels): BCE on the observed positives and observed negatives
     only, each image's sum weighted by ``g(p_y) = alpha p_y^gamma + beta``
     of its proportion ``p_y`` of known labels, with ``g(1) = 1``. The paper

@@ -66,7 +66,7 @@ class ROLELoss(nn.Module):
     """ROLE (regularized online label estimation) of Cole et al. (CVPR
     2021).
 
-    The loss is :func:`role_value_and_grad` (docs/methods.md, ROLE): the
+    The loss is :func:`role_value_and_grad` (docs/methods/role.md): the
     classifier and a learned table of per-sample label estimates train each
     other, both regularized by EPR. The table is the head's
     ``label_bank=dict(type='LabelEstimateTable', lr=...)``, which passes the

@@ -232,9 +232,15 @@ def unified_spml_loss(cls_score: torch.Tensor,
     return loss.mean()
 
 
-def _split_component(cfg: Optional[dict], table: Dict[str, Callable],
-                     name: str) -> Optional[Tuple[Callable, dict]]:
-    """Look a component config up and check its arguments and their ranges.
+def _split_component(
+        cfg: Optional[dict],
+        table: Dict[str, Callable],
+        name: str,
+        keys: Optional[Dict[str, str]] = None
+) -> Optional[Tuple[Callable, dict]]:
+    """Look a component config up and check its arguments and their ranges;
+    a message names an argument ``<name>.<arg>`` or, where ``keys`` maps
+    that to the key the user wrote (a preset's, e.g. GR's ``q3``), that key.
     """
     if cfg is None:
         return None
@@ -249,18 +255,19 @@ def _split_component(cfg: Optional[dict], table: Dict[str, Callable],
     except TypeError as err:
         raise ValueError(f'{name}={dict(type=kind, **cfg)}: {err}') from None
     for arg, value in cfg.items():
+        key = (keys or {}).get(f'{name}.{arg}', f'{name}.{arg}')
         pair = isinstance(value, (tuple, list))
         ends = tuple(value) if pair else (value, )
         if pair and len(ends) != 2 or not all(
                 isinstance(x, (int, float)) for x in ends):
-            raise ValueError(f'{name}.{arg} must be a number or a (start, '
-                             f'end) pair, got {value!r}')
+            raise ValueError(f'{key} must be a number or a (start, end) '
+                             f'pair, got {value!r}')
         if not all(math.isfinite(x) for x in ends):
-            raise ValueError(f'{name}.{arg} must be finite, got {value!r}')
+            raise ValueError(f'{key} must be finite, got {value!r}')
         check, valid = _DOMAINS.get(arg, (lambda x: True, ''))
         if not all(check(x) for x in ends):
-            raise ValueError(f'{name}.{arg} must be {valid} (at every point '
-                             f'of its schedule), got {value!r}')
+            raise ValueError(f'{key} must be {valid} (at every point of its '
+                             f'schedule), got {value!r}')
     return func, cfg
 
 
@@ -336,6 +343,10 @@ class UnifiedSPMLLoss(BaseSPMLLoss):
         >>> custom_hooks = [dict(type='SPMLEpochHook')]  # for schedules
     """
 
+    #: The keys a preset subclass's users write for the components'
+    #: arguments (``'l3.q': 'q3'``), which refusals name.
+    USER_KEYS: Dict[str, str] = {}
+
     def __init__(self,
                  preset: str = 'gr',
                  k: Optional[dict] = None,
@@ -353,13 +364,14 @@ class UnifiedSPMLLoss(BaseSPMLLoss):
         for name, cfg in dict(k=k, v=v, l1=l1, l2=l2, l3=l3).items():
             if cfg is not None:
                 parts[name] = cfg
+        keys = self.USER_KEYS
         self.k_func, self.k_args = _split_component(parts['k'], K_FUNCTIONS,
-                                                    'k')
+                                                    'k', keys)
         self.v_func, self.v_args = _split_component(parts['v'], V_FUNCTIONS,
-                                                    'v')
+                                                    'v', keys)
         self.terms, funcs = {}, {}
         for name in ('l1', 'l2', 'l3'):
-            term = _split_component(parts[name], LOSS_TERMS, name)
+            term = _split_component(parts[name], LOSS_TERMS, name, keys)
             if term and any(
                     isinstance(x, (tuple, list)) for x in term[1].values()):
                 raise ValueError(f'{name} takes fixed arguments; only k and '
@@ -381,8 +393,9 @@ class UnifiedSPMLLoss(BaseSPMLLoss):
                 raise ValueError(
                     "trainable_k needs k=dict(type='logistic', ...)")
             if not (isinstance(num_classes, int) and num_classes > 0):
-                raise ValueError('trainable_k needs num_classes (an int > 0)'
-                                 f', got {num_classes!r}')
+                raise ValueError(
+                    f'{keys.get("trainable_k", "trainable_k")} needs '
+                    f'num_classes (an int > 0), got {num_classes!r}')
             self.k_params = nn.ParameterDict({
                 arg: nn.Parameter(torch.full((num_classes, ), float(start)))
                 for arg, start in _at(self.k_args, 0.).items()

@@ -1,4 +1,4 @@
-"""Each method's loss as docs/methods.md writes it, for the tests.
+"""Each method's loss as the method pages (docs/methods/) write it, for the tests.
 
 Plain float64 formulas, entry by entry in the documentation's symbols, with
 no fused or rearranged form: a test takes a reference value from these
@@ -9,7 +9,7 @@ functions and a reference gradient from autograd of them. Common arguments:
   makes ``log(1 - p)`` infinite at a large logit, so every reference stays
   finite for |z| up to about 700;
 - ``s``: observed labels (B, C): 1 an observed positive, 0 unobserved, -1 an
-  observed negative (docs/methods.md, Partial labels, gives each loss's
+  observed negative (docs/methods/partial_labels.md, Partial labels, gives each loss's
   term for it).
 
 The pseudo-labelling parts (GR's k and v, LASD's and the Table-1 presets'

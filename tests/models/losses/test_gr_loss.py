@@ -131,12 +131,12 @@ def test_finite_at_saturation(dtype):
 def test_bad_input(batch):
     logits, target = batch
     for kwargs, match in [
-        (dict(q2=0.), r'l2.q must be > 0 \(at every point'),
-        (dict(q3=-1.), 'l3.q must be > 0'),
-        (dict(q1=0.), 'l1.q must be > 0'),
-        (dict(sigma=(2., 0.)), 'v.sigma must be > 0'),
-        (dict(sigma=-1.), 'v.sigma must be > 0'),
-        (dict(mu=(0.5, 0.6, 0.8)), 'v.mu must be a number or a'),
+        (dict(q2=0.), r'^q2 must be > 0 \(at every point'),
+        (dict(q3=-1.), '^q3 must be > 0'),
+        (dict(q1=0.), '^q1 must be > 0'),
+        (dict(sigma=(2., 0.)), '^sigma must be > 0'),
+        (dict(sigma=-1.), '^sigma must be > 0'),
+        (dict(mu=(0.5, 0.6, 0.8)), '^mu must be a number or a'),
         (dict(trainable_beta=True), 'needs num_classes'),
     ]:
         with pytest.raises(ValueError, match=match):

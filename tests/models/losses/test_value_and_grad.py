@@ -1,7 +1,7 @@
 """Every loss's analytic gradient against autograd of its formula.
 
 Each ``<method>_value_and_grad`` is evaluated in float64 and compared with
-the method's reference (``reference.py``, written from docs/methods.md):
+the method's reference (``reference.py``, written from the method pages, docs/methods/):
 the value within 1e-9, the gradient with autograd of the reference. The
 labels are single positives and partial labels (observed negatives, passed
 as the head passes them: the 0/1 positives and the mask ``n``); the logits

@@ -1,5 +1,6 @@
 from typing import Dict
 
+import numpy as np
 import torch
 from mmpretrain.registry import MODELS
 
@@ -12,7 +13,7 @@ from .selection import count_per_class, lowest_per_class
 
 def num_corrections(observed: torch.Tensor, class_ap: torch.Tensor,
                     zeta: float) -> torch.Tensor:
-    """``floor(zeta * N_k * (1 - AP_k))`` per class (docs/methods.md, OPML).
+    """``floor(zeta * N_k * (1 - AP_k))`` per class (docs/methods/opml.md).
 
     Args:
         observed (torch.Tensor): Observed labels (N, C), boolean.
@@ -46,7 +47,7 @@ class OPMLLabelUpdater(BaseLabelUpdater):
        persist: an entry corrected once stays a positive for the rest of the
        run, and the bank carries it through checkpoints and ``--resume``.
 
-    The method is defined in docs/methods.md (OPML). Where the paper leaves
+    The method is defined in docs/methods/opml.md (OPML). Where the paper leaves
     room, the choices are: the candidates of each epoch are all
     unobserved entries, those corrected before included, so the count is
     the size of the class's corrected set that this epoch's scores support
@@ -102,8 +103,9 @@ class OPMLLabelUpdater(BaseLabelUpdater):
                 'OPMLLabelUpdater writes an OPMLLabelBank; set '
                 "model.head.label_bank=dict(type='OPMLLabelBank'), got "
                 f'{type(bank).__name__}')
-        ap = average_precision_per_class(scores.float().cpu().numpy(),
-                                         observed.cpu().numpy()) / 100
+        # a class without an observed positive has no AP: it counts 0
+        ap = np.nan_to_num(average_precision_per_class(
+            scores.float().cpu().numpy(), observed.cpu().numpy()) / 100)
         class_ap = torch.from_numpy(ap).float()
         bank.class_ap.copy_(class_ap)
         stats = dict(mean_train_ap=100 * float(class_ap.mean()))

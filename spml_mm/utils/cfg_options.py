@@ -1,0 +1,45 @@
+"""``--cfg-options KEY=VALUE`` as MMEngine parses it, spaces kept."""
+from typing import Any
+
+from mmengine.config import DictAction
+
+
+def _next_comma(text: str) -> int:
+    """The index of the first comma outside brackets, or ``len(text)``."""
+    depth = 0
+    for k, char in enumerate(text):
+        depth += (char in '([') - (char in ')]')
+        if char == ',' and depth == 0:
+            return k
+    return len(text)
+
+
+class ConfigOptionsAction(DictAction):
+    """MMEngine's ``DictAction`` that keeps the spaces inside a value.
+
+    MMEngine removes every space of a value before parsing it, so
+    ``data_root='/data/my data'`` became ``/data/mydata`` and the run failed
+    on a folder the user never named. Here only the spaces around a value,
+    its list elements and brackets are removed; lists and tuples
+    (``[1, 2]``, ``a,b``, ``(1,[2,3])``), numbers, booleans and ``None``
+    parse as in MMEngine.
+    """
+
+    @staticmethod
+    def _parse_iterable(val: str) -> Any:
+        val = val.strip().strip('\'"').strip()
+        is_tuple = val.startswith('(') and val.endswith(')')
+        if is_tuple or val.startswith('[') and val.endswith(']'):
+            val = val[1:-1]
+        elif ',' not in val:
+            return DictAction._parse_int_float_bool(val)
+        if val.count('(') != val.count(')') or \
+                val.count('[') != val.count(']'):
+            raise ValueError(f'unbalanced brackets in --cfg-options value '
+                             f'{val!r}')
+        values = []
+        while val.strip():
+            end = _next_comma(val)
+            values.append(ConfigOptionsAction._parse_iterable(val[:end]))
+            val = val[end + 1:]
+        return tuple(values) if is_tuple else values

@@ -1,0 +1,218 @@
+"""Every result number of the README, the documentation and the method
+READMEs comes from its results json (tools/docs_tables.py), and every table a
+benchmark tool wrote under docs/results is what its json renders to."""
+import glob
+import json
+import os.path as osp
+import shutil
+
+import pytest
+
+from tests.conftest import REPO
+from tools import docs_tables
+from tools.benchmark import (accuracy, label_bank_scale, results_page,
+                             selection)
+
+RESULTS = osp.join(REPO, 'docs', 'results')
+
+
+def table_lines(text):
+    """The table rows (and the line naming the chosen learning rates)."""
+    return [line for line in text.splitlines()
+            if line.startswith('|') or line.startswith('Learning rates')]
+
+
+def runs(*maps):
+    return {str(seed): dict(mAP=m, seconds=10.) for seed, m in enumerate(maps)}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A repository with a README, a method README, a metafile and a demo
+    results json: AN 80 and 82 (81.00 +- 1.00), full labels 96 and 96,
+    GR 93 and 95 (94.00 +- 1.00, 13/15 of the gap: 87%)."""
+    (tmp_path / 'docs' / 'results').mkdir(parents=True)
+    (tmp_path / 'configs' / 'grloss').mkdir(parents=True)
+    (tmp_path / 'docs' / 'results' / 'accuracy.json').write_text(json.dumps(
+        dict(an=runs(80., 82.), full=runs(96., 96.), gr=runs(93., 95.))))
+    return tmp_path
+
+
+def test_blocks_are_rendered_from_the_json(repo):
+    readme = repo / 'README.md'
+    readme.write_text(
+        'GR <!-- results: mean_std accuracy gr -->90.00 +- 9.99'
+        '<!-- /results --> closes <!-- results: gap accuracy gr -->1%'
+        '<!-- /results --> (seeds <!-- results: seeds accuracy gr -->0'
+        '<!-- /results -->; AN at seed 1: <!-- results: seed accuracy an 1 '
+        '-->0<!-- /results -->, mean <!-- results: mean accuracy an -->0'
+        '<!-- /results -->).\n')
+    assert docs_tables.run(str(repo), check=True) == [
+        'README.md: numbers differ from the results json']
+    assert 'rewritten' in docs_tables.run(str(repo))[0]
+    assert readme.read_text() == (
+        'GR <!-- results: mean_std accuracy gr -->94.00 +- 1.00'
+        '<!-- /results --> closes <!-- results: gap accuracy gr -->87%'
+        '<!-- /results --> (seeds <!-- results: seeds accuracy gr -->0, 1'
+        '<!-- /results -->; AN at seed 1: <!-- results: seed accuracy an 1 '
+        '-->82.00<!-- /results -->, mean <!-- results: mean accuracy an -->'
+        '81.00<!-- /results -->).\n')
+    assert docs_tables.run(str(repo), check=True) == []
+
+
+def test_differences_spreads_and_the_papers_gap(repo):
+    # an ablation run of GR: 90 and 92 (91.00), against the default runs'
+    # GR 94.00 (3 points below) and their AN 81 and full labels 96
+    (repo / 'docs' / 'results' / 'ablation.json').write_text(
+        json.dumps(dict(gr=runs(90., 92.))))
+    res = docs_tables.Results(str(repo / 'docs' / 'results'))
+
+    def render(spec):
+        return docs_tables.render(spec, res)
+
+    assert render('diff ablation gr accuracy gr') == '-3.00'
+    assert render('delta ablation gr accuracy gr') == '3.00'
+    assert render('delta accuracy an accuracy full') == '15.00'
+    assert render('std ablation gr') == '1.00'
+    # (91 - 81) / (96 - 81) of the default runs' gap
+    assert render('gap_vs ablation gr accuracy') == '67%'
+    assert render('seed_list accuracy gr') == '93.00 / 95.00'
+    assert render('seconds accuracy gr') == '10'
+    # the GR paper on VOC: (89.83 - 85.89) / (89.42 - 85.89) of a 3.53 gap
+    assert render('paper VOC gr') == '89.83'
+    assert render('paper_gap VOC gr') == '112%'
+    assert render('paper_gap_points VOC') == '3.53'
+    assert render('paper_gap VOC opml') == '-'
+
+
+def test_summary_table_puts_the_papers_beside_the_demo(repo):
+    (repo / 'README.md').write_text(
+        '<!-- results: summary --><!-- /results -->\n')
+    docs_tables.run(str(repo))
+    text = (repo / 'README.md').read_text()
+    # GR's row: the demo runs and the GR paper's VOC and COCO (REFERENCE)
+    assert '| GR | 94.00 +- 1.00 | 2 | 87% | 89.83 | 73.17 |' in text
+    assert '| AN | 81.00 +- 1.00 | 2 | 0% | 85.89 | 64.92 |' in text
+
+
+def test_a_number_typed_by_hand_is_named(repo):
+    (repo / 'configs' / 'grloss' / 'README.md').write_text(
+        'Demo: 94.00 +- 1.00 against <!-- results: mean_std accuracy an -->'
+        '81.00 +- 1.00<!-- /results -->.\n')
+    assert docs_tables.run(str(repo), check=True) == [
+        "configs/grloss/README.md: '94.00 +- 1.00' is typed by hand; put it "
+        'in a <!-- results: ... --> block']
+
+
+def test_an_unknown_block_or_method_names_the_file(repo):
+    (repo / 'README.md').write_text(
+        '<!-- results: mean_std accuracy lasd -->1<!-- /results -->')
+    with pytest.raises(ValueError, match=r"README.md: .*accuracy.json has no "
+                       r"runs of 'lasd'"):
+        docs_tables.run(str(repo), check=True)
+    (repo / 'README.md').write_text('<!-- results: median x -->1'
+                                    '<!-- /results -->')
+    with pytest.raises(ValueError, match='unknown results block'):
+        docs_tables.run(str(repo), check=True)
+
+
+def test_metafile_demo_map_comes_from_the_json(repo):
+    entry = ('  - Name: grloss_{0}\n    In Collection: GR Loss\n'
+             '    Metadata:\n      Results From: {1}\n'
+             '    Results:\n      - Task: Multi-Label Classification\n'
+             '        Metrics:\n          mAP: {2}\n'
+             '    Config: configs/grloss/{3}\n')
+    meta = repo / 'configs' / 'grloss' / 'metafile.yml'
+    paper = 'the GR paper, Table 2 (not reproduced by spml-mm)'
+    meta.write_text('Models:\n' + entry.format(
+        'demo', 'spml-mm (seed 0)', '11.11', 'grloss_vgg11bn_demo.py') +
+        entry.format('voc', paper, '89.83', 'resnet50_voc.py'))
+    assert docs_tables.run(str(repo), check=True) == [
+        'configs/grloss/metafile.yml: numbers differ from the results json']
+    docs_tables.run(str(repo))
+    text = meta.read_text()
+    # the demo entry from the json, the paper's entry untouched
+    assert entry.format(
+        'demo', 'spml-mm, docs/results/accuracy.md (mean of seeds 0, 1)',
+        '94.00', 'grloss_vgg11bn_demo.py') in text
+    assert entry.format('voc', paper, '89.83', 'resnet50_voc.py') in text
+
+
+def test_every_result_number_in_the_repository_matches_its_json():
+    assert docs_tables.run(REPO, check=True) == []
+
+
+def accuracy_pages():
+    pages = glob.glob(osp.join(RESULTS, '**', 'accuracy*.md'), recursive=True)
+    return sorted(osp.relpath(p, RESULTS) for p in pages
+                  if not p.endswith('_lr_search.md'))
+
+
+@pytest.mark.parametrize('page', accuracy_pages())
+def test_accuracy_table_is_its_json(page, tmp_path):
+    path = osp.join(RESULTS, page)
+    with open(path[:-3] + '.json') as f:
+        found = json.load(f)
+    methods = [m for m in accuracy.METHODS if m in found]
+    with open(path) as f:
+        text = f.read()
+    before = None
+    if '| before (%) |' in text:
+        with open(osp.join(RESULTS,
+                           'accuracy_before_release_procedure.json')) as f:
+            before = ('before', accuracy.summarize(json.load(f), methods))
+    name = osp.basename(path)[:-3]
+    accuracy.write_outputs(accuracy.summarize(found, methods), str(tmp_path),
+                           'cmd', False, before, output=name, title='t',
+                           runs=found)
+    assert table_lines(text) == table_lines(
+        (tmp_path / f'{name}.md').read_text())
+
+
+@pytest.mark.parametrize('page', sorted(
+    osp.basename(p)
+    for p in glob.glob(osp.join(RESULTS, 'accuracy*_lr_search.md'))))
+def test_learning_rate_table_is_its_json(page):
+    path = osp.join(RESULTS, page)
+    with open(path[:-3] + '.json') as f:
+        found = json.load(f)
+    stem = page[len('accuracy_'):-len('_lr_search.md')]
+    suite, regime = stem.split('_')[0], stem.split('_')[1].split('-f')[0]
+    with open(path) as f:
+        assert table_lines(f.read()) == accuracy.lr_search_table(
+            found, suite, regime)
+
+
+def test_cost_tables_are_their_json(tmp_path):
+    for path in glob.glob(osp.join(RESULTS, 'speed_*.json')):
+        shutil.copy(path, tmp_path)
+    with open(osp.join(RESULTS, 'speed.md')) as f:
+        assert table_lines(f.read()) == table_lines(
+            results_page.render_speed(str(tmp_path)))
+
+
+def test_selection_table_is_its_json(tmp_path):
+    with open(osp.join(RESULTS, 'selection.json')) as f:
+        found = json.load(f)
+    methods = [m for m in selection.STUDY_METHODS if m in found]
+    selection.write_page(selection.summarize(found, methods), str(tmp_path),
+                         'cmd', 't')
+    with open(osp.join(RESULTS, 'selection_table.md')) as f:
+        assert table_lines(f.read()) == table_lines(
+            (tmp_path / 'selection_table.md').read_text())
+
+
+def test_label_bank_tables_are_their_json():
+    with open(osp.join(RESULTS, 'label_bank.json')) as f:
+        found = json.load(f)
+    with open(osp.join(RESULTS, 'label_bank.md')) as f:
+        assert table_lines(f.read()) == table_lines(
+            label_bank_scale.render(found))
+
+
+def test_results_page_assembles_the_fragments(tmp_path):
+    docs = tmp_path / 'docs'
+    shutil.copytree(RESULTS, docs / 'results')
+    results_page.render_results_page(str(docs))
+    with open(osp.join(REPO, 'docs', 'RESULTS.md')) as f:
+        assert f.read() == (docs / 'RESULTS.md').read_text()

@@ -1,0 +1,132 @@
+"""The GPU command rehearsed on the CPU (``bash tools/gpu_run.sh --device
+cpu --tiny``): every part's code path (the GPU tier collected through
+pytest, speed_gpu, the profile, the evidence queue's rate search and seed
+through accuracy.py from the image cache), the results collected into a
+results folder, and a second command that skips what is committed there and
+runs only the missing evidence run."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from tests.conftest import PYTHON, REPO
+from tools.benchmark import gpu_collect, gpu_run
+
+
+def gpu_command(out, results, *extra):
+    proc = subprocess.run(
+        ['bash', 'tools/gpu_run.sh', '--device', 'cpu', '--tiny', '--out',
+         str(out), '--results-dir', str(results), '--gpu-tests', 'tests/gpu',
+         '--budget', '900', '--work', str(out.parent / 'work'), *extra],
+        cwd=REPO, capture_output=True, text=True, timeout=1200,
+        env=dict(os.environ, PYTHON=PYTHON, PYTHONPATH=REPO))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads((out / 'manifest.json').read_text())
+
+
+def read(path):
+    return json.loads(path.read_text())
+
+
+@pytest.mark.slow
+def test_gpu_run_rehearsal(tmp_path):
+    results = tmp_path / 'results'
+    results.mkdir()
+    out = tmp_path / 'out1'
+    manifest = gpu_command(out, results)
+    parts = manifest['parts']
+    assert manifest['kind'] == dict(device='cpu', tiny=True)
+    assert manifest['environment']['torch']
+    # the GPU tier: collected, every test skipped without CUDA, per test
+    assert parts['tier']['status'] == 'ok'
+    tier = read(out / 'gpu_tier.json')
+    assert (out / 'gpu_tier' / 'junit.xml').is_file()
+    assert tier['failed'] == tier['errors'] == 0 and tier['skipped'] > 30
+    assert any('test_step_never_waits_on_the_gpu[AN-bf16]' in name
+               for name in tier['tests'])
+    # speed_gpu's tables
+    assert parts['speed']['complete'] is True
+    speed = read(out / 'speed' / 'gpu.json')
+    assert set(speed['heads']['fp32']) == {'stock', 'AN'}
+    assert set(speed['recipe']['stock fp32']) == {'stock', 'batched_copy',
+                                                  'gpu_fast'}
+    # the profile, decoding files and from the image cache
+    profile = read(out / 'gpu_profile.json')
+    assert [r['label'] for r in profile['runs']] == ['decoding files',
+                                                     'image cache']
+    assert all(r['iterations'] == 3 and r['operators'] for r in
+               profile['runs'])
+    # the evidence: the rate search's run, then the seed at its rate
+    evidence = out / 'evidence'
+    search = read(evidence / 'accuracy_proxy-voc_finetune-f0.01_lr_search'
+                  '.json')
+    seeds = read(evidence / 'accuracy_proxy-voc_finetune-f0.01.json')
+    assert list(search) == ['an'] and list(search['an']) == ['0.001']
+    assert list(seeds['an']) == ['0'] and seeds['an']['0']['lr'] == 0.001
+    assert parts['evidence']['status'] == 'done'
+    assert sorted(r['run'][0] for r in parts['evidence']['finished']) == [
+        'lr', 'seed']
+    assert list((evidence / 'runs' / 'an' / '0').glob('*/vis_data/'
+                                                      'scalars.json'))
+    assert 'LoadCachedImage' in (evidence / 'runs.log').read_text()
+
+    # collected: a rehearsal never into docs/results
+    with pytest.raises(SystemExit):
+        gpu_collect.main([str(out)])
+    written = gpu_collect.main([str(out), '--results-dir', str(results)])
+    assert {'gpu_tier.md', 'gpu.md', 'gpu_profile.md', 'gpu_runs.json',
+            'accuracy_proxy-voc_finetune-f0.01.md'} <= set(written)
+    assert '0 failed' in (results / 'gpu_tier.md').read_text()
+
+    # a seed run that the first command did not finish: the second command
+    # skips every committed part and run, and runs only that one
+    del seeds['an']['0']
+    (results / 'accuracy_proxy-voc_finetune-f0.01.json').write_text(
+        json.dumps(seeds))
+    manifest = gpu_command(tmp_path / 'out2', results)
+    parts = manifest['parts']
+    assert parts['tier']['status'] == 'skipped: committed, all passed'
+    assert parts['speed']['status'] == 'skipped: committed, complete'
+    assert parts['profile']['status'] == 'skipped: committed'
+    assert [r['run'] for r in parts['evidence']['finished']] == [
+        ['seed', 'an', 0]]
+    again = read(tmp_path / 'out2' / 'evidence' /
+                 'accuracy_proxy-voc_finetune-f0.01_lr_search.json')
+    assert again == search
+    gpu_collect.main([str(tmp_path / 'out2'), '--results-dir', str(results)])
+    assert len(read(results / 'gpu_runs.json')['runs']) == 2
+
+
+def test_tier_result_counts_each_outcome(tmp_path):
+    junit = tmp_path / 'junit.xml'
+    junit.write_text(
+        '<testsuites><testsuite>'
+        '<testcase classname="tests.gpu.test_gpu" name="a" time="1.5"/>'
+        '<testcase classname="tests.gpu.test_gpu" name="b" time="2">'
+        '<failure message="boom">trace</failure></testcase>'
+        '<testcase classname="tests.gpu.test_gpu" name="c" time="0">'
+        '<skipped message="no GPU"/></testcase>'
+        '<testcase classname="tests.gpu.test_gpu" name="d" time="0">'
+        '<error message="fixture"/></testcase>'
+        '</testsuite></testsuites>')
+    result = gpu_run.tier_result(str(junit))
+    assert (result['passed'], result['failed'], result['skipped'],
+            result['errors']) == (1, 1, 1, 1)
+    assert result['tests']['tests.gpu.test_gpu::b'] == dict(
+        outcome='failed', message='boom', seconds=2.)
+
+
+def test_committed_results_of_another_kind_are_not_skipped(tmp_path):
+    args = gpu_run.parse_args(['--device', 'cpu', '--tiny', '--out',
+                               str(tmp_path / 'out'), '--results-dir',
+                               str(tmp_path)])
+    run = gpu_run.Run(args)
+    (tmp_path / 'gpu_tier.json').write_text(json.dumps(
+        dict(kind=dict(device='cuda', tiny=False), failed=0, errors=0)))
+    assert run.committed('gpu_tier.json') is None
+    (tmp_path / 'gpu_tier.json').write_text(json.dumps(
+        dict(kind=dict(device='cpu', tiny=True), failed=0, errors=0)))
+    assert run.committed('gpu_tier.json')['failed'] == 0
+    assert read(tmp_path / 'out' / 'manifest.json')['kind'] == dict(
+        device='cpu', tiny=True)

@@ -1,0 +1,58 @@
+"""--cfg-options parse as MMEngine's, except that a value keeps its inner
+spaces (MMEngine's parser removed them: a data_root with a space in it
+pointed at a folder the user never named)."""
+import argparse
+import importlib.util
+import os.path as osp
+import shutil
+
+import pytest
+from mmengine.config import DictAction
+
+from spml_mm.utils import ConfigOptionsAction
+from tests.conftest import REPO
+
+
+def parse(action, *values):
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--cfg-options', nargs='+', action=action)
+    return parser.parse_args(['--cfg-options', *values]).cfg_options
+
+
+@pytest.mark.parametrize('value', [
+    '1', '0.5', 'true', 'False', 'None', 'abc', '1,2,3', '[a, b, c]',
+    '[(1, 2, 3), [a, b], c]', '(1,[2,3])', '[]', "'quoted'", '"x, y"',
+    ' [ 1 , 2 ] '
+])
+def test_values_without_inner_spaces_parse_as_mmengine(value):
+    assert parse(ConfigOptionsAction, f'k={value}') == parse(
+        DictAction, f'k={value}')
+
+
+def test_inner_spaces_are_kept():
+    assert parse(DictAction, 'a=/data/my data/voc') == {
+        'a': '/data/mydata/voc'}
+    assert parse(ConfigOptionsAction, 'a=/data/my data/voc',
+                 'b=[my file.jpg, other one.jpg]', 'c=x (copy)') == {
+        'a': '/data/my data/voc',
+        'b': ['my file.jpg', 'other one.jpg'],
+        'c': 'x (copy)'
+    }
+    with pytest.raises(ValueError, match='unbalanced brackets'):
+        parse(ConfigOptionsAction, 'a=[1, (2]')
+
+
+def test_check_dataset_finds_a_data_root_with_spaces(tiny_demo, tmp_path,
+                                                     capsys):
+    """Through a tool's command line: the demo under 'my data'."""
+    root = str(tmp_path / 'my data' / 'demo')
+    shutil.copytree(tiny_demo, root)
+    spec = importlib.util.spec_from_file_location(
+        'check_dataset', osp.join(REPO, 'tools/check_dataset.py'))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.main([
+        osp.join(REPO, 'configs/an/an_vgg11bn_demo.py'), '--cfg-options'
+    ] + [f'{split}_dataloader.dataset.data_root={root}'
+         for split in ('train', 'val', 'test')]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith('0 problem(s)')

@@ -1,0 +1,110 @@
+"""Copy what a GPU command (``tools/gpu_run.sh``) returned into the results
+folder and write its pages from the jsons.
+
+- ``gpu_tier.json`` and ``gpu_tier.md`` (pass/fail per test of the GPU
+  tier);
+- ``gpu.json`` and ``gpu.md`` (``tools/benchmark/speed_gpu.py --render``);
+- ``gpu_profile.json`` and ``gpu_profile.md``;
+- the evidence queue's ``accuracy_proxy-voc_finetune*`` json, md and png
+  (the device merged them with the committed ones and wrote the pages);
+- ``gpu_runs.json``: the manifest of every GPU command collected (device,
+  versions, what each part did).
+
+A ``--tiny`` rehearsal's results are refused for ``docs/results``.
+
+Example:
+    python -m tools.benchmark.gpu_collect /path/to/returned/out
+    git add docs/results && git commit
+"""
+import argparse
+import glob
+import json
+import os
+import os.path as osp
+import shutil
+
+from tools.benchmark.gpu_run import REPO, load, write_json
+
+
+def tier_page(result: dict) -> str:
+    env = result['environment']
+    lines = [
+        '# The GPU tier on a GPU', '',
+        f"`{result['command']}` ({result['status']}, "
+        f"{result['seconds']:.0f} s) on {env['device']}: torch "
+        f"{env['torch']}, CUDA {env['cuda']}, cuDNN {env['cudnn']}, mmengine "
+        f"{env['mmengine']}, mmpretrain {env['mmpretrain']}.", '',
+        f"**{result['passed']} passed, {result['failed']} failed, "
+        f"{result['errors']} errors, {result['skipped']} skipped.**", '',
+        '| test | outcome | seconds | message |', '| --- | --- | --- | --- |'
+    ]
+    for name, test in result['tests'].items():
+        message = test.get('message', '').replace('|', '\\|').replace(
+            '\n', ' ')
+        lines.append(f"| `{name}` | {test['outcome']} | "
+                     f"{test['seconds']:.1f} | {message} |")
+    return '\n'.join(lines + [''])
+
+
+def profile_page(result: dict) -> str:
+    from tools.benchmark.profile_train import render
+    env = result['environment']
+    head = (f"One fine-tuned VOC-like proxy run on {env['device']} "
+            f"({env['cpu_cores']} CPU cores; torch {env['torch']}, CUDA "
+            f"{env['cuda']}), alone on the machine, decoding the image files "
+            'and from the image cache (`LoadCachedImage`).')
+    text = render(result['runs'])
+    title, rest = text.split('\n', 1)
+    return '\n'.join([title, '', head, rest])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('out', help='the folder a GPU command returned')
+    parser.add_argument('--results-dir',
+                        default=osp.join(REPO, 'docs', 'results'))
+    args = parser.parse_args(argv)
+    manifest = load(osp.join(args.out, 'manifest.json'))
+    if not manifest:
+        parser.error(f'{args.out} has no manifest.json: not the output of '
+                     'tools/gpu_run.sh')
+    if manifest['kind']['tiny'] and osp.abspath(args.results_dir) == \
+            osp.join(REPO, 'docs', 'results'):
+        parser.error('a --tiny rehearsal\'s results do not go into '
+                     'docs/results; give --results-dir')
+    results = args.results_dir
+    os.makedirs(results, exist_ok=True)
+    written = []
+    tier = load(osp.join(args.out, 'gpu_tier.json'))
+    if tier:
+        write_json(osp.join(results, 'gpu_tier.json'), tier)
+        with open(osp.join(results, 'gpu_tier.md'), 'w') as f:
+            f.write(tier_page(tier))
+        written += ['gpu_tier.json', 'gpu_tier.md']
+    speed = osp.join(args.out, 'speed', 'gpu.json')
+    if osp.isfile(speed):
+        from tools.benchmark import speed_gpu
+        speed_gpu.main(['--render', speed, '--out', results])
+        written += ['gpu.json', 'gpu.md']
+    profile = load(osp.join(args.out, 'gpu_profile.json'))
+    if profile:
+        write_json(osp.join(results, 'gpu_profile.json'), profile)
+        with open(osp.join(results, 'gpu_profile.md'), 'w') as f:
+            f.write(profile_page(profile))
+        written += ['gpu_profile.json', 'gpu_profile.md']
+    for path in sorted(glob.glob(osp.join(args.out, 'evidence',
+                                          'accuracy_*'))):
+        shutil.copy(path, results)
+        written.append(osp.basename(path))
+    runs_path = osp.join(results, 'gpu_runs.json')
+    runs = load(runs_path) or dict(runs=[])
+    runs['runs'] = [r for r in runs['runs']
+                    if r['started'] != manifest['started']] + [manifest]
+    write_json(runs_path, runs)
+    written.append('gpu_runs.json')
+    print(f'wrote into {results}: {", ".join(written)}')
+    return written
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,621 @@
+"""Everything a GPU machine measures for this project, in one budgeted,
+resumable command (``bash tools/gpu_run.sh``, which installs the wheels of
+``.whl/`` first where the OpenMMLab stack is missing).
+
+Parts, in order of priority, each capped by the budget left and skipped when
+its result is already in ``--results-dir`` (default ``docs/results``, the
+committed results) for the same kind of run (device, ``--tiny``):
+
+1. ``tier``: the GPU tier, ``pytest -m gpu`` (junit xml kept; pass/fail per
+   test in ``gpu_tier.json``);
+2. ``speed``: ``tools/benchmark/speed_gpu.py`` (``gpu.json``), continuing a
+   committed incomplete table on the same device;
+3. ``profile``: one fine-tuned proxy run split into data wait and step, with
+   the operators (``tools/benchmark/profile_train.py``), decoding files and
+   from the image cache (``gpu_profile.json``);
+4. ``evidence``: the full-size fine-tuned VOC-like queue
+   (``tools/benchmark/accuracy.py --suite proxy-voc --regime finetune``):
+   each method's rate search, then 3 seeds at its rate, up to ``--jobs``
+   runs side by side, each started only when it fits in the budget left,
+   from the image cache; the results jsons, seeded with the committed ones,
+   gain every finished run at once.
+
+Everything lands in ``--out``, with ``manifest.json`` (device, versions,
+what each part did) rewritten after every part. ``python -m
+tools.benchmark.gpu_collect OUT`` copies the results into ``docs/results``
+and writes the pages again. ``--device cpu --tiny`` rehearses every part in
+seconds (tiny data and runs; the GPU tier's tests are collected and skip).
+
+Example:
+    bash tools/gpu_run.sh --budget 540 --out $OUT
+    bash tools/gpu_run.sh --device cpu --tiny --out /tmp/rehearsal
+"""
+import argparse
+import glob
+import json
+import os
+import os.path as osp
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from typing import Dict, List, Optional
+
+REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+PARTS = ('tier', 'speed', 'profile', 'evidence')
+#: the most seconds each part may take (of the budget left)
+CAPS = dict(tier=240, speed=150, profile=90)
+#: the queue: methods in the order of the table, each one's rate grid
+METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml', 'opml_sp')
+ADAM_RATES = ('1e-05', '0.0001', '0.001')
+SGD_RATES = ('0.0001', '0.001', '0.01')
+SEEDS = (0, 1, 2)
+#: a run's cost against AN's (LASD trains on three views of each image: 5.4
+#: times AN's time in the fine-tuned table at a fifth of the size)
+COST = dict(lasd=5.)
+SUITE = 'proxy-voc'
+PROXY_CONFIG = 'configs/an/efficientnet-lite0_proxy-voc.py'
+
+
+def rates(method: str, args) -> tuple:
+    """A method's rate grid (``--tiny``: one rate)."""
+    grid = SGD_RATES if method.startswith('opml') else ADAM_RATES
+    return grid[-1:] if args.tiny else grid
+
+
+class Run:
+    """The command's state: budget, output folder and manifest."""
+
+    def __init__(self, args):
+        self.args = args
+        self.start = float(os.environ.get('GPU_RUN_START', time.time()))
+        self.deadline = self.start + args.budget
+        os.makedirs(args.out, exist_ok=True)
+        self.manifest = dict(
+            command=' '.join(['bash tools/gpu_run.sh', *args.argv]),
+            kind=self.kind(), environment=environment(args.device),
+            started=time.strftime('%Y-%m-%d %H:%M:%S UTC',
+                                  time.gmtime(self.start)),
+            budget_s=args.budget, parts={})
+        self.save()
+
+    def kind(self) -> dict:
+        """What a committed result must match to be skipped."""
+        return dict(device='cuda' if self.args.device.startswith('cuda')
+                    else 'cpu', tiny=self.args.tiny)
+
+    def left(self) -> float:
+        return self.deadline - time.time()
+
+    def cap(self, name: str) -> float:
+        """Seconds part ``name`` may take: its cap (``--tiny`` on a CPU:
+        none) within the budget left."""
+        return self.left() if self.args.tiny else min(CAPS[name],
+                                                      self.left())
+
+    def part(self, name: str, **fields) -> None:
+        self.manifest['parts'].setdefault(name, {}).update(fields)
+        self.save()
+
+    def save(self) -> None:
+        self.manifest['elapsed_s'] = round(time.time() - self.start, 1)
+        write_json(osp.join(self.args.out, 'manifest.json'), self.manifest)
+
+    def committed(self, name: str) -> Optional[dict]:
+        """A result json of ``--results-dir`` made by the same kind of
+        run."""
+        path = osp.join(self.args.results_dir, name)
+        if not osp.isfile(path):
+            return None
+        with open(path) as f:
+            found = json.load(f)
+        return found if found.get('kind') == self.kind() else None
+
+
+def environment(device: str) -> dict:
+    import torch
+    cuda = device.startswith('cuda') and torch.cuda.is_available()
+    versions = {}
+    for module in ('mmengine', 'mmpretrain', 'mmcv', 'spml_mm', 'timm',
+                   'torchvision', 'numpy'):
+        try:
+            versions[module] = __import__(module).__version__
+        except ImportError:
+            versions[module] = None
+    return dict(
+        device=torch.cuda.get_device_name() if cuda else 'CPU',
+        gpu_memory_gib=round(torch.cuda.get_device_properties(0).total_memory
+                             / 2**30, 1) if cuda else None,
+        torch=torch.__version__, cuda=torch.version.cuda,
+        cudnn=torch.backends.cudnn.version() if cuda else None,
+        python=platform.python_version(), cpu_cores=os.cpu_count(),
+        host=platform.node(), **versions)
+
+
+def write_json(path: str, data) -> None:
+    with open(path + '.tmp', 'w') as f:
+        json.dump(data, f, indent=1)
+    os.replace(path + '.tmp', path)
+
+
+def launch(cmd: List[str], log: str, env: Optional[dict] = None):
+    """Start ``cmd`` in the repository root in its own process group, its
+    output to ``log``."""
+    out = open(log, 'a')
+    out.write(f'$ {" ".join(cmd)}\n')
+    out.flush()
+    return subprocess.Popen(cmd, cwd=REPO, stdout=out,
+                            stderr=subprocess.STDOUT,
+                            env=dict(os.environ, **(env or {})),
+                            start_new_session=True)
+
+
+def stop(proc) -> None:
+    """End a process started by :func:`launch` and its children: an
+    interrupt first (pytest then still writes its junit xml of the tests
+    run so far), then SIGTERM, then SIGKILL."""
+    for sig, grace in ((signal.SIGINT, 15), (signal.SIGTERM, 10),
+                       (signal.SIGKILL, None)):
+        if proc.poll() is not None:
+            return
+        os.killpg(proc.pid, sig)
+        try:
+            proc.wait(grace)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def call(cmd: List[str], log: str, timeout: float,
+         env: Optional[dict] = None) -> str:
+    """Run ``cmd`` for at most ``timeout`` seconds: ``'ok'``, ``'failed
+    (rc N)'`` or ``'timed out'``."""
+    proc = launch(cmd, log, env)
+    try:
+        rc = proc.wait(max(timeout, 1))
+    except subprocess.TimeoutExpired:
+        stop(proc)
+        return 'timed out'
+    return 'ok' if rc == 0 else f'failed (rc {rc})'
+
+
+def data_commands(args) -> Dict[str, List[str]]:
+    """Data folder -> the command that writes it: the evidence's proxy
+    (full size; tiny: 1% at 32 px) and the speed recipe's 448 px proxy."""
+    make = [sys.executable, 'tools/make_proxy_data.py', '--like', 'voc']
+    if args.tiny:
+        return {evidence_root(args): make + [
+            '--fraction', str(args.tiny_fraction), '--image-size', '32',
+            '--out-dir', evidence_root(args)]}
+    return {
+        evidence_root(args): make + ['--out-dir', evidence_root(args)],
+        'data/proxy-voc-448': make + ['--fraction', '0.05', '--image-size',
+                                      '448', '--out-dir',
+                                      'data/proxy-voc-448'],
+    }
+
+
+def evidence_root(args) -> str:
+    """The evidence's data folder, as accuracy.py names it."""
+    return (f'data/{SUITE}-f{args.tiny_fraction:g}' if args.tiny else
+            f'data/{SUITE}')
+
+
+def ready(root: str) -> bool:
+    return osp.isfile(osp.join(REPO, root, 'formatted_val_labels_obs.npy'))
+
+
+def start_data(run: Run) -> Dict[str, object]:
+    """Start writing the data the parts need, in the background (CPU work
+    beside the GPU tier); folder -> process (None: already there)."""
+    procs = {}
+    for root, cmd in data_commands(run.args).items():
+        procs[root] = None if ready(root) else launch(
+            cmd, osp.join(run.args.out, 'data.log'))
+    return procs
+
+
+def wait_data(run: Run, procs: dict, root: str) -> bool:
+    proc = procs.get(root)
+    if proc is not None:
+        try:
+            proc.wait(max(run.left(), 1))
+        except subprocess.TimeoutExpired:
+            stop(proc)
+    return ready(root)
+
+
+def part_tier(run: Run) -> None:
+    args = run.args
+    found = run.committed('gpu_tier.json')
+    if found and found['failed'] == found['errors'] == 0:
+        return run.part('tier', status='skipped: committed, all passed')
+    folder = osp.join(args.out, 'gpu_tier')
+    os.makedirs(folder, exist_ok=True)
+    junit = osp.join(folder, 'junit.xml')
+    started = time.time()
+    status = call([sys.executable, '-m', 'pytest', *args.gpu_tests, '-m',
+                   'gpu', '-q', '-rs', '-p', 'no:cacheprovider',
+                   # a module this machine cannot import loses its own tests
+                   # only
+                   '--continue-on-collection-errors',
+                   f'--junitxml={junit}'],
+                  osp.join(folder, 'pytest.log'),
+                  run.cap('tier'))
+    result = tier_result(junit) if osp.isfile(junit) else dict(
+        tests={}, passed=0, failed=0, errors=0, skipped=0)
+    result.update(kind=run.kind(), environment=run.manifest['environment'],
+                  command='pytest ' + ' '.join(args.gpu_tests) + ' -m gpu',
+                  status=status, seconds=round(time.time() - started, 1))
+    write_json(osp.join(args.out, 'gpu_tier.json'), result)
+    run.part('tier', status=status, **{k: result[k] for k in (
+        'passed', 'failed', 'errors', 'skipped')})
+
+
+def tier_result(junit: str) -> dict:
+    """Outcome per test of a junit xml."""
+    tests = {}
+    for case in ET.parse(junit).getroot().iter('testcase'):
+        if case.get('name') is None:  # pytest's entry for an interruption
+            continue
+        name = f"{case.get('classname')}::{case.get('name')}"
+        outcome = 'passed'
+        for tag in ('failure', 'error', 'skipped'):
+            node = case.find(tag)
+            if node is not None:
+                outcome = dict(failure='failed', error='errors')[tag] \
+                    if tag != 'skipped' else 'skipped'
+                tests[name] = dict(outcome=outcome,
+                                   message=(node.get('message') or '')[:500],
+                                   seconds=float(case.get('time', 0)))
+                break
+        else:
+            tests[name] = dict(outcome=outcome,
+                               seconds=float(case.get('time', 0)))
+    counts = {k: sum(t['outcome'] == k for t in tests.values())
+              for k in ('passed', 'failed', 'errors', 'skipped')}
+    return dict(tests=tests, **counts)
+
+
+def part_speed(run: Run, procs: dict) -> None:
+    args = run.args
+    found = run.committed('gpu.json')
+    if found and found.get('complete'):
+        return run.part('speed', status='skipped: committed, complete')
+    folder = osp.join(args.out, 'speed')
+    os.makedirs(folder, exist_ok=True)
+    cap = run.cap('speed')
+    cmd = [sys.executable, '-m', 'tools.benchmark.speed_gpu', '--device',
+           args.device, '--out', folder, '--budget', f'{cap - 30:.0f}',
+           '--warmup', '3', '--iters', '10', '--rounds', '3',
+           '--recipe-methods', 'stock', '--no-compile']
+    if args.tiny:
+        cmd += ['--tiny', '--methods', 'AN', '--precisions', 'fp32',
+                '--switches', 'batched_copy', '--workers', '1', '--warmup',
+                '1', '--iters', '1', '--rounds', '1', '--batch-size', '4',
+                '--img-size', '32']
+    elif wait_data(run, procs, 'data/proxy-voc-448'):
+        cmd += ['--data-root', 'data/proxy-voc-448']
+    else:
+        cmd += ['--tables', 'heads']
+    if found:  # committed, incomplete: continued if of this device
+        shutil.copy(osp.join(args.results_dir, 'gpu.json'),
+                    osp.join(folder, 'previous.json'))
+        cmd += ['--resume', osp.join(folder, 'previous.json')]
+    status = call(cmd, osp.join(folder, 'speed_gpu.log'), cap)
+    path = osp.join(folder, 'gpu.json')
+    if osp.isfile(path):
+        with open(path) as f:
+            record = json.load(f)
+        record.update(kind=run.kind(),
+                      run_environment=run.manifest['environment'])
+        write_json(path, record)
+    run.part('speed', status=status,
+             complete=osp.isfile(path) and record['complete'])
+
+
+def profile_runs(args) -> Dict[str, List[str]]:
+    """Profiled run -> its --cfg-options (the evidence's settings)."""
+    base = [f'{loader}.dataset.data_root={evidence_root(args)}'
+            for loader in ('train_dataloader', 'val_dataloader',
+                           'test_dataloader')] + [
+        'train_dataloader.num_workers=1', 'randomness.seed=0']
+    return {'decoding files': base,
+            'image cache': base + fast_options(args)}
+
+
+def fast_options(args) -> List[str]:
+    """The image cache and the evaluation batch of the evidence's runs
+    (the same batches: tests/datasets/test_image_cache.py)."""
+    from spml_mm.datasets.image_cache import cache_options
+    return cache_options(cache_file(args)) + [
+        f'{loader}.batch_size={args.eval_batch}'
+        for loader in ('val_dataloader', 'test_dataloader')]
+
+
+def cache_file(args) -> str:
+    return osp.join(evidence_root(args), 'image_cache', 'images.npy')
+
+
+def make_cache(run: Run) -> bool:
+    """The evidence's image cache (all images of the proxy)."""
+    path = cache_file(run.args)
+    if osp.isfile(osp.join(REPO, osp.splitext(path)[0] + '.json')):
+        return True
+    status = call([sys.executable, 'tools/cache_images.py', PROXY_CONFIG,
+                   '--out', path, '--cfg-options'] + [
+        f'{loader}.dataset.data_root={evidence_root(run.args)}'
+        for loader in ('train_dataloader', 'val_dataloader',
+                       'test_dataloader')],
+        osp.join(run.args.out, 'data.log'), run.left())
+    return status == 'ok'
+
+
+def weights(run: Run) -> bool:
+    if osp.isfile(osp.join(REPO, 'checkpoints/efficientnet-lite0_timm.pth')):
+        return True
+    return call([sys.executable, 'tools/convert_efficientnet_lite.py'],
+                osp.join(run.args.out, 'data.log'), run.left()) == 'ok'
+
+
+def part_profile(run: Run, procs: dict) -> None:
+    args = run.args
+    if run.committed('gpu_profile.json'):
+        return run.part('profile', status='skipped: committed')
+    if not (wait_data(run, procs, evidence_root(args)) and weights(run)
+            and make_cache(run)):
+        return run.part('profile', status='no data')
+    folder = osp.join(args.out, 'profile')
+    os.makedirs(folder, exist_ok=True)
+    results, statuses = [], []
+    iters = ['--iters', '4', '--skip', '1', '--active', '1'] if args.tiny \
+        else ['--iters', '150', '--skip', '30', '--active', '10']
+    cap = run.cap('profile') / 2
+    for label, options in profile_runs(args).items():
+        out = osp.join(folder, label.replace(' ', '_'))
+        statuses.append(call(
+            [sys.executable, '-m', 'tools.benchmark.profile_train',
+             PROXY_CONFIG, '--out', out, '--label', label, *iters,
+             '--cfg-options', *options], osp.join(folder, 'profile.log'),
+            cap, env=dict(OMP_NUM_THREADS='2')))
+        if osp.isfile(osp.join(out, 'profile.json')):
+            with open(osp.join(out, 'profile.json')) as f:
+                results.append(json.load(f))
+    if results:
+        write_json(osp.join(args.out, 'gpu_profile.json'),
+                   dict(kind=run.kind(),
+                        environment=run.manifest['environment'],
+                        runs=results))
+    run.part('profile', status=', '.join(statuses), runs=len(results))
+
+
+def load(path: str) -> dict:
+    if not osp.isfile(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+def part_evidence(run: Run, procs: dict) -> None:
+    args = run.args
+    folder = osp.join(args.out, 'evidence')
+    os.makedirs(folder, exist_ok=True)
+    name = f'accuracy_{SUITE}_finetune' + (
+        f'-f{args.tiny_fraction:g}' if args.tiny else '')
+    search_json = osp.join(folder, f'{name}_lr_search.json')
+    seeds_json = osp.join(folder, f'{name}.json')
+    # the committed runs, which the tool skips (--tiny writes other files:
+    # its fraction is in their names)
+    for path in (search_json, seeds_json):
+        committed = osp.join(args.results_dir, osp.basename(path))
+        if osp.isfile(committed) and not osp.isfile(path):
+            shutil.copy(committed, path)
+    if not (wait_data(run, procs, evidence_root(args)) and weights(run)
+            and make_cache(run)):
+        return run.part('evidence', status='no data')
+    methods = args.methods
+    common = [sys.executable, '-m', 'tools.benchmark.accuracy', '--suite',
+              SUITE, '--regime', 'finetune', '--out-dir', folder,
+              '--work-root', osp.join(args.work, 'evidence')]
+    if args.tiny:
+        common += ['--fraction', f'{args.tiny_fraction:g}']
+    options = ['--cfg-options', 'train_dataloader.num_workers=1',
+               *fast_options(args), *args.tiny_options]
+    running: Dict[tuple, tuple] = {}
+    finished, started, log = [], [], osp.join(folder, 'runs.log')
+
+    def todo():
+        """The runs not yet recorded, rate searches first, then seeds
+        seed-major, each method's seeds once its search is complete."""
+        search, seeds = load(search_json), load(seeds_json)
+        tasks = [('lr', m, lr) for m in methods for lr in rates(m, args)
+                 if lr not in search.get(m, {})]
+        tasks += [('seed', m, s) for s in args.seeds for m in methods
+                  if str(s) not in seeds.get(m, {}) and
+                  all(lr in search.get(m, {}) for lr in rates(m, args))]
+        return [t for t in tasks if t not in running]
+
+    walls = []  # this command's finished runs: seconds, as AN's cost
+
+    def estimate(method):
+        """Seconds a run of ``method`` takes, launch to exit: this
+        command's runs, else the json's training times and a test pass,
+        else ``--run-estimate``."""
+        if walls:
+            base = sorted(walls)[len(walls) // 2]
+        else:
+            seconds = [r['seconds'] / COST.get(m, 1.)
+                       for path in (search_json, seeds_json)
+                       for m, runs in load(path).items()
+                       for r in runs.values()]
+            base = sorted(seconds)[len(seconds) // 2] + 30 if seconds \
+                else args.run_estimate
+        return base * COST.get(method, 1.)
+
+    while True:
+        for key, (proc, since) in list(running.items()):
+            if proc.poll() is not None:
+                del running[key]
+                seconds = time.time() - since
+                finished.append(dict(run=list(key), rc=proc.returncode,
+                                     seconds=round(seconds, 1)))
+                if proc.returncode == 0:
+                    walls.append(seconds / COST.get(key[1], 1.))
+                keep_logs(args, key, folder)
+        for task in todo():
+            if len(running) >= args.jobs:
+                break
+            if task in started:  # failed once: not again in this command
+                continue
+            if estimate(task[1]) > run.left() - 15:
+                continue
+            kind, method, value = task
+            cmd = common + ['--methods', method] + (
+                ['--lr-search', value] if kind == 'lr' else
+                ['--searched-lr', '--seeds', str(value)]) + options
+            running[task] = (launch(cmd, log, dict(OMP_NUM_THREADS='2')),
+                             time.time())
+            started.append(task)
+        run.part('evidence', running=[list(k) for k in running],
+                 finished=finished, left=len(todo()) + len(running))
+        if not running:
+            break
+        if run.left() < 5:
+            for proc, _ in running.values():
+                stop(proc)
+            run.part('evidence', stopped=[list(k) for k in running])
+            break
+        time.sleep(2 if not args.tiny else 0.5)
+    search, seeds = load(search_json), load(seeds_json)
+    if finished:  # the pages name this machine: only when it ran something
+        render_evidence(run, folder, name, search, seeds)
+    left = len(todo())
+    run.part('evidence', status=f'{left} runs left' if left else 'done',
+             lr_runs=sum(len(v) for v in search.values()),
+             seed_runs=sum(len(v) for v in seeds.values()))
+
+
+def render_evidence(run: Run, folder: str, name: str, search: dict,
+                    seeds: dict) -> None:
+    """The evidence pages of every run in the jsons (the last invocation of
+    the tool to finish wrote its own before another's run ended)."""
+    from tools.benchmark import accuracy
+    title = accuracy.SUITE_TITLES[SUITE] + (
+        f', at {run.args.tiny_fraction:g} of its size' if run.args.tiny
+        else '')
+    command = run.manifest['command']
+    if search:
+        accuracy.write_lr_search_page(search, folder, name, title, SUITE,
+                                      'finetune', 0, 'spml/mAP', command)
+    if seeds:
+        methods = [m for m in accuracy.PROXY_CONFIGS if m in seeds]
+        accuracy.write_outputs(accuracy.summarize(seeds, methods), folder,
+                               command, False, suite=SUITE, output=name,
+                               title=title, runs=seeds)
+
+
+def keep_logs(args, key, folder) -> None:
+    """A finished run's logs and scalars (no checkpoints) into the output
+    folder."""
+    kind, method, value = key
+    name = f'{SUITE}_finetune' + (f'-f{args.tiny_fraction:g}'
+                                  if args.tiny else '')
+    work = osp.join(REPO, args.work, 'evidence', name,
+                    *(('lr_search', method, f'lr{float(value):g}')
+                      if kind == 'lr' else (method, f'seed{value}')))
+    dest = osp.join(folder, 'runs', method, str(value))
+    for path in glob.glob(osp.join(work, '*', '*.log')) + glob.glob(
+            osp.join(work, '*', 'vis_data', 'scalars.json')):
+        target = osp.join(dest, osp.relpath(path, work))
+        os.makedirs(osp.dirname(target), exist_ok=True)
+        shutil.copy(path, target)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--out', required=True,
+                        help='the folder that comes back from the machine')
+    parser.add_argument('--budget', type=float, default=540,
+                        help='seconds from the start of tools/gpu_run.sh '
+                        'after which no part starts and the running ones '
+                        'end (default 540: a 600 s limit less a minute)')
+    parser.add_argument('--device', default='cuda')
+    parser.add_argument('--tiny', action='store_true',
+                        help='rehearsal: tiny data and runs on --device cpu')
+    parser.add_argument('--parts', nargs='+', default=list(PARTS),
+                        choices=PARTS)
+    parser.add_argument('--results-dir',
+                        default=osp.join(REPO, 'docs', 'results'),
+                        help='the committed results: parts and runs found '
+                        'there for the same kind of run are skipped')
+    parser.add_argument('--jobs', type=int, default=6,
+                        help='evidence runs side by side (16 cores: 6)')
+    parser.add_argument('--methods', nargs='+', default=list(METHODS),
+                        choices=METHODS)
+    parser.add_argument('--eval-batch', type=int, default=256,
+                        help='validation and test batch of the evidence '
+                        'runs')
+    parser.add_argument('--run-estimate', type=float, default=240,
+                        help='seconds a run takes before one has finished '
+                        '(a run starts only if it fits the budget left)')
+    parser.add_argument('--gpu-tests', nargs='+', default=['tests'])
+    parser.add_argument('--work', default='work_dirs/gpu_run',
+                        help='work dirs of the runs (not returned)')
+    args = parser.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)
+    args.tiny_fraction = 0.01
+    args.tiny_options = []
+    args.seeds = SEEDS
+    if args.tiny:
+        args.seeds = SEEDS[:1]
+        if '--run-estimate' not in args.argv:
+            args.run_estimate = 0
+        # two iterations an epoch, one epoch; the runs' own structure kept
+        args.tiny_options = ['train_cfg.max_epochs=1',
+                             'train_dataloader.dataset.indices=16']
+        args.methods = args.methods if argv and '--methods' in argv \
+            else ['an']
+    if args.device.startswith('cuda'):
+        import torch
+        if not torch.cuda.is_available():
+            parser.error(f'--device {args.device}: no CUDA GPU here; '
+                         'rehearse with --device cpu --tiny')
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    args.out = osp.abspath(args.out)
+    run = Run(args)
+    procs = start_data(run) if {'speed', 'profile', 'evidence'} & set(
+        args.parts) else {}
+    try:
+        for name in args.parts:
+            if run.left() < 10:
+                run.part(name, status='skipped: budget spent')
+                continue
+            started = time.time()
+            try:
+                if name == 'tier':
+                    part_tier(run)
+                else:
+                    globals()[f'part_{name}'](run, procs)
+            except Exception as err:  # the next part still runs
+                run.part(name, status=f'error: {type(err).__name__}: {err}')
+            run.part(name, seconds=round(time.time() - started, 1))
+    finally:
+        for proc in procs.values():
+            if proc is not None:
+                stop(proc)
+        run.manifest['finished'] = time.strftime('%Y-%m-%d %H:%M:%S UTC',
+                                                 time.gmtime())
+        run.save()
+    print(json.dumps(run.manifest['parts'], indent=1))
+    return run.manifest
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,446 @@
+"""Write every result number of the README, the documentation pages and the
+method READMEs from the results json it belongs to.
+
+A Markdown file holds a generated number or table between two comments,
+invisible on the rendered page::
+
+    GR: <!-- results: mean_std accuracy gr -->94.42 +- 0.51<!-- /results -->
+
+``<!-- results: KIND ARGS -->`` names what goes there (:data:`KINDS`); STEM
+is a json of ``docs/results/`` without ``.json`` (``accuracy`` is the demo
+benchmark, ``accuracy_proxy-voc_linear-f0.2`` a proxy table), METHOD a key of
+``tools.benchmark.accuracy.METHODS``. The demo configs' ``mAP`` in the
+method folders' ``metafile.yml`` are written from ``accuracy.json`` too.
+``tools.benchmark.accuracy`` runs this after it writes ``docs/results``.
+
+Example:
+    python tools/docs_tables.py           # rewrite every block and metafile
+    python tools/docs_tables.py --check   # name each one that differs; exit 1
+"""
+import argparse
+import glob
+import json
+import os.path as osp
+import re
+import sys
+from typing import Callable, Dict, List, Optional
+
+REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from tools.benchmark.accuracy import METHODS, summarize  # noqa: E402
+from tools.benchmark.results_page import REFERENCE  # noqa: E402
+
+BLOCK = re.compile(r'<!-- results: (?P<spec>[^>]*?) -->(?P<body>.*?)'
+                   r'<!-- /results -->', re.S)
+#: a mean and spread typed by hand, outside any block
+HAND_COPIED = re.compile(r'\b\d{2}\.\d{2} \+- \d+\.\d{2}\b')
+#: the columns of the papers' table (REFERENCE)
+PAPER_COLUMNS = ('VOC', 'COCO', 'NUS', 'CUB')
+#: method key -> the name of its row in the papers' table (REFERENCE)
+PAPER_ROWS = {
+    'an': 'AN', 'full': 'full-label BCE (upper bound)', 'gr': 'GR',
+    'em': 'EM', 'em_apl': 'EM + APL', 'lasd': 'LASD', 'opml_sp': 'OPML-SP',
+    'role': 'ROLE', 'll_r': 'LL-R'
+}
+
+
+def results_dir(repo: str = REPO) -> str:
+    return osp.join(repo, 'docs', 'results')
+
+
+def markdown_files(repo: str = REPO) -> List[str]:
+    """The README, every documentation page and every method README."""
+    files = [osp.join(repo, 'README.md')]
+    files += glob.glob(osp.join(repo, 'docs', '**', '*.md'), recursive=True)
+    files += glob.glob(osp.join(repo, 'configs', '*', 'README.md'))
+    # docs/model_zoo holds the build's copies of the method READMEs
+    return sorted(f for f in files if osp.isfile(f) and not any(
+        part in f.split(osp.sep) for part in ('_build', 'model_zoo')))
+
+
+class Results:
+    """The json files of a results folder, each summarized once."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self._rows: Dict[str, dict] = {}
+        self._raw: Dict[str, dict] = {}
+
+    def raw(self, stem: str) -> dict:
+        if stem not in self._raw:
+            path = osp.join(self.folder, f'{stem}.json')
+            if not osp.isfile(path):
+                raise ValueError(f'no results file {path}')
+            with open(path) as f:
+                self._raw[stem] = json.load(f)
+        return self._raw[stem]
+
+    def rows(self, stem: str) -> dict:
+        """Per method: mean, std, n and gap_closed (accuracy's summary)."""
+        if stem not in self._rows:
+            raw = self.raw(stem)
+            self._rows[stem] = summarize(raw,
+                                         [m for m in METHODS if m in raw])
+        return self._rows[stem]
+
+    def row(self, stem: str, method: str) -> dict:
+        rows = self.rows(stem)
+        if method not in rows:
+            raise ValueError(f'{stem}.json has no runs of {method!r}')
+        return rows[method]
+
+
+def paper_table() -> Dict[str, List[str]]:
+    """The papers' table (REFERENCE): row name -> VOC, COCO, NUS, CUB."""
+    rows = {}
+    for line in REFERENCE.strip().splitlines()[2:]:
+        cells = [c.strip() for c in line.strip('|').split('|')]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def summary(res: Results) -> str:
+    """The README's table: the demo runs beside the papers' VOC and COCO."""
+    papers = paper_table()
+    lines = ['| method | demo | seeds | share of AN-to-full gap | paper VOC '
+             '| paper COCO |', '| --- | --- | --- | --- | --- | --- |']
+    for method, row in res.rows('accuracy').items():
+        paper = papers.get(PAPER_ROWS.get(method), ['-', '-'])
+        gap = row.get('gap_closed')
+        lines.append(
+            f'| {METHODS[method][0]} | {row["mean"]:.2f} +- '
+            f'{row["std"]:.2f} | {row["n"]} | '
+            f'{"-" if gap is None else f"{100 * gap:.0f}%"} | '
+            f'{paper[0]} | {paper[1]} |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def _seed(res: Results, stem: str, method: str, seed: str) -> str:
+    runs = res.raw(stem).get(method, {})
+    if seed not in runs:
+        raise ValueError(f'{stem}.json has no seed {seed} of {method!r}')
+    return f'{runs[seed]["mAP"]:.2f}'
+
+
+def _gap(res: Results, stem: str, method: str) -> str:
+    gap = res.row(stem, method).get('gap_closed')
+    if gap is None:
+        raise ValueError(f'{stem}.json lacks AN or full labels for the gap')
+    return f'{100 * gap:.0f}%'
+
+
+def _seeds(res: Results, stem: str, method: str) -> str:
+    return ', '.join(sorted(res.raw(stem).get(method, {}), key=int))
+
+
+def _paper(dataset: str, method: str) -> str:
+    column = PAPER_COLUMNS.index(dataset)
+    return paper_table()[PAPER_ROWS[method]][column]
+
+
+def _paper_gap(dataset: str, method: str) -> Optional[float]:
+    """The share of the AN-to-full gap a method closes in its paper."""
+    if method not in PAPER_ROWS:
+        return None
+    an, full, got = (float(_paper(dataset, m)) for m in ('an', 'full', method))
+    return (got - an) / (full - an)
+
+
+def _percent(share: Optional[float]) -> str:
+    return '-' if share is None else f'{100 * share:.0f}%'
+
+
+def _suite_label(stem: str) -> str:
+    return 'VOC-like' if 'proxy-voc' in stem else 'COCO-like'
+
+
+def _rate(lr: float) -> str:
+    """1e-3 rather than 0.001, as the tables write rates."""
+    mantissa, exponent = f'{lr:.0e}'.split('e')
+    return f'{mantissa}e{int(exponent)}'
+
+
+def lr_table(res: Results, *stems: str) -> str:
+    """Best validation mAP per learning rate of each proxy's
+    ``<stem>_lr_search.json`` side by side, the best in bold."""
+    searches = [res.raw(f'{s}_lr_search') for s in stems]
+    rates = [sorted({float(lr) for runs in found.values() for lr in runs})
+             for found in searches]
+    lines = ['| method | ' + ' | '.join(
+        f'{_suite_label(s)}: ' + ' / '.join(_rate(lr) for lr in r) +
+        ' | chosen' for s, r in zip(stems, rates)) + ' |',
+        '| --- ' * (1 + 2 * len(stems)) + '|']
+    methods = [m for m in METHODS if all(m in f for f in searches)]
+    for method in methods:
+        cells = []
+        for found, grid in zip(searches, rates):
+            runs = found[method]
+            best = max(runs, key=lambda lr: runs[lr]['val_mAP'])
+            cells.append(' / '.join(
+                '-' if f'{lr:g}' not in runs else
+                (f'**{runs[f"{lr:g}"]["val_mAP"]:.2f}**' if f'{lr:g}' == best
+                 else f'{runs[f"{lr:g}"]["val_mAP"]:.2f}') for lr in grid) +
+                f' | {_rate(float(best))}')
+        lines.append(f'| {METHODS[method][0]} | ' + ' | '.join(cells) + ' |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def share_table(res: Results, *stems: str) -> str:
+    """Test mAP and share of the AN-to-full gap of each proxy's json side by
+    side, and the papers' share on the dataset each proxy imitates."""
+    datasets = ['VOC' if 'proxy-voc' in s else 'COCO' for s in stems]
+    lines = ['| method | ' + ' | '.join(
+        f'{_suite_label(s)} proxy | share of gap' for s in stems) + ' | ' +
+        ' | '.join(f'paper, {d}: share of gap' for d in datasets) + ' |',
+        '| --- ' * (1 + 3 * len(stems)) + '|']
+    methods = [m for m in METHODS if all(m in res.rows(s) for s in stems)]
+    for method in methods:
+        cells = [f'{KINDS["mean_std"](res, s, method)} | '
+                 f'{_percent(res.row(s, method).get("gap_closed"))}'
+                 for s in stems]
+        cells += [_percent(_paper_gap(d, method)) for d in datasets]
+        lines.append(f'| {METHODS[method][0]} | ' + ' | '.join(cells) + ' |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def _diff(res: Results, stem: str, method: str, base: str,
+          base_method: str) -> str:
+    """STEM's METHOD against BASE's BASE_METHOD, in mean test mAP."""
+    change = res.row(stem, method)['mean'] - res.row(base, base_method)['mean']
+    return f'{change:+.2f}'
+
+
+def _delta(res: Results, stem: str, method: str, base: str,
+           base_method: str) -> str:
+    """How far apart two means are, without a sign ("trails AN by 0.84")."""
+    return _diff(res, stem, method, base, base_method).lstrip('+-')
+
+
+def _gap_vs(res: Results, stem: str, method: str, base: str) -> str:
+    """The share of BASE's AN-to-full gap that STEM's METHOD closes (an
+    ablation run against the default runs' AN and full labels)."""
+    an, full = (res.row(base, m)['mean'] for m in ('an', 'full'))
+    return _percent((res.row(stem, method)['mean'] - an) / (full - an))
+
+
+def _paper_gap_points(dataset: str) -> str:
+    an, full = (float(_paper(dataset, m)) for m in ('an', 'full'))
+    return f'{full - an:.2f}'
+
+
+def _lr_val(res: Results, stem: str, method: str, lr: str) -> str:
+    """A learning-rate search's best validation mAP of METHOD at LR."""
+    return f'{res.raw(f"{stem}_lr_search")[method][lr]["val_mAP"]:.2f}'
+
+
+def _seed_list(res: Results, stem: str, method: str) -> str:
+    runs = res.raw(stem).get(method, {})
+    return ' / '.join(f'{runs[s]["mAP"]:.2f}' for s in sorted(runs, key=int))
+
+
+def _selection(res: Results) -> dict:
+    """``tools.benchmark.selection``'s summary of ``selection.json``."""
+    from tools.benchmark import selection
+    if 'selection' not in res._rows:
+        found = res.raw('selection')
+        res._rows['selection'] = selection.summarize(
+            found, [m for m in selection.STUDY_METHODS if m in found])
+    return res._rows['selection']
+
+
+def selection_table(res: Results) -> str:
+    from tools.benchmark import selection
+    labels = {'full': 'full labels, all validation images',
+              'observed': 'observed single positives, all validation images'}
+    labels.update({c: f'full labels, {c.split("-")[1]} images'
+                   for c in _selection(res) if c.startswith('subset-')})
+    return '\n' + '\n'.join(
+        selection.table_lines(_selection(res), labels)) + '\n'
+
+
+def _selection_loss(res: Results, criterion: str,
+                    method: Optional[str] = None) -> str:
+    """The mean test mAP lost over the methods ("0.48"), or one method's
+    change against selecting on full labels ("-1.21")."""
+    rows = _selection(res)[criterion]
+    if method is None:
+        return f'{sum(r["lost"] for r in rows.values()) / len(rows):.2f}'
+    return f'{-rows[method]["lost"] or 0.:+.2f}'
+
+
+def paper_columns(res: Results, *datasets: str) -> str:
+    """The papers' table (REFERENCE) restricted to some datasets."""
+    index = [PAPER_COLUMNS.index(d) for d in datasets]
+    lines = ['| method | ' + ' | '.join(datasets) + ' |',
+             '| --- ' * (1 + len(datasets)) + '|']
+    for name, cells in paper_table().items():
+        lines.append(f'| {name} | ' + ' | '.join(cells[i] for i in index) +
+                     ' |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+#: kind -> renderer(results, *arguments of the block)
+KINDS: Dict[str, Callable[..., str]] = {
+    # the README's summary table
+    'summary': summary,
+    # "94.42 +- 0.51": mean and population std over the seeds
+    'mean_std': lambda r, stem, m: (f'{r.row(stem, m)["mean"]:.2f} +- '
+                                    f'{r.row(stem, m)["std"]:.2f}'),
+    # "94.42": the mean
+    'mean': lambda r, stem, m: f'{r.row(stem, m)["mean"]:.2f}',
+    # "80%": the share of the AN-to-full gap closed
+    'gap': _gap,
+    # "85.75": one seed's test mAP
+    'seed': _seed,
+    # "0, 1, 2": the seeds run
+    'seeds': _seeds,
+    # "63.40 / 66.44 / 67.02": each seed's test mAP
+    'seed_list': _seed_list,
+    # "609": mean training time of a run in seconds
+    'seconds': lambda r, stem, m: f'{r.row(stem, m)["seconds"]:.0f}',
+    # "+0.23": STEM's METHOD against BASE's BASE_METHOD, in mean test mAP;
+    # "0.23": the same without a sign
+    'diff': _diff,
+    'delta': _delta,
+    # "0.13": the std over the seeds
+    'std': lambda r, stem, m: f'{r.row(stem, m)["std"]:.2f}',
+    # "18%": STEM's METHOD on BASE's AN-to-full gap
+    'gap_vs': _gap_vs,
+    # "32.50": best validation mAP at a rate of STEM_lr_search.json
+    'lr_val': _lr_val,
+    # "3.53": a paper's AN-to-full gap on a dataset, in points
+    'paper_gap_points': lambda r, dataset: _paper_gap_points(dataset),
+    # "89.83", "112%": a paper's number on VOC, COCO, NUS or CUB (REFERENCE)
+    # and the share of its AN-to-full gap it closes
+    'paper': lambda r, dataset, m: _paper(dataset, m),
+    'paper_gap': lambda r, dataset, m: _percent(_paper_gap(dataset, m)),
+    # tables of the proxy page: learning-rate searches and test mAP with
+    # the share of the gap, one column group per proxy json
+    'lr_table': lr_table,
+    # the papers' table (REFERENCE), e.g. "paper_columns VOC COCO"
+    'paper_columns': paper_columns,
+    'share_table': share_table,
+    # selecting without full validation labels (selection.json): the table,
+    # "0.48" / "-1.21" (CRITERION [METHOD]) and one pick's mean and std
+    'selection_table': selection_table,
+    'selection_loss': _selection_loss,
+    'selection_mean': lambda r, c, m: f'{_selection(r)[c][m]["mean"]:.2f}',
+    'selection_std': lambda r, c, m: f'{_selection(r)[c][m]["std"]:.2f}',
+}
+
+
+def render(spec: str, res: Results) -> str:
+    kind, *args = spec.split()
+    if kind not in KINDS:
+        raise ValueError(f'unknown results block {spec!r}; kinds: '
+                         f'{", ".join(KINDS)}')
+    return KINDS[kind](res, *args)
+
+
+def update_text(text: str, res: Results, where: str = '') -> str:
+    """``text`` with every block rendered anew."""
+
+    def sub(match):
+        try:
+            body = render(match.group('spec'), res)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f'{where}: <!-- results: {match.group("spec")} '
+                             f'-->: {e}') from None
+        return f'<!-- results: {match.group("spec")} -->{body}' \
+            '<!-- /results -->'
+
+    return BLOCK.sub(sub, text)
+
+
+def hand_copied(text: str) -> List[str]:
+    """Means and spreads outside the blocks (numbers typed by hand)."""
+    outside = BLOCK.sub('', text)
+    return HAND_COPIED.findall(outside)
+
+
+def update_metafile(text: str, res: Results) -> str:
+    """The ``mAP`` of every demo config's model entry from accuracy.json."""
+    configs = {cfg: m for m, (_, cfg) in METHODS.items()}
+    out = []
+    entries = re.split(r'(?m)^(?=  - Name: )', text)
+    for entry in entries:
+        found = re.search(r'(?m)^    Config: (\S+)', entry)
+        config_of_entry = found.group(1) if found else None
+        method = configs.get(config_of_entry)
+        if method and method in res.rows('accuracy'):
+            mean = res.row('accuracy', method)['mean']
+            seeds = _seeds(res, 'accuracy', method)
+            source = (f'mean of seeds {seeds}' if ',' in seeds else
+                      f'one run, seed {seeds}')
+            entry = re.sub(r'(?m)^(          mAP: )\S+',
+                           lambda m: f'{m.group(1)}{mean:.2f}', entry)
+            entry = re.sub(
+                r'(?m)^(      Results From: ).*$',
+                lambda m: f'{m.group(1)}spml-mm, docs/results/accuracy.md '
+                f'({source})', entry)
+        out.append(entry)
+    return ''.join(out)
+
+
+def run(repo: str = REPO, check: bool = False,
+        folder: Optional[str] = None) -> List[str]:
+    """Render every block and metafile; with ``check``, write nothing.
+
+    Returns:
+        list[str]: A line per file whose numbers differ from the json (each
+        block or metafile that ``check`` found stale, or was rewritten) and
+        per number typed by hand outside a block.
+    """
+    res = Results(folder or results_dir(repo))
+    problems = []
+    targets = [(p, update_text) for p in markdown_files(repo)]
+    targets += [(p, lambda t, r, w: update_metafile(t, r))
+                for p in sorted(glob.glob(
+                    osp.join(repo, 'configs', '*', 'metafile.yml')))]
+    for path, update in targets:
+        with open(path) as f:
+            text = f.read()
+        rel = osp.relpath(path, repo)
+        new = update(text, res, rel)
+        if path.endswith('.md'):
+            problems += [f'{rel}: {n!r} is typed by hand; put it in a '
+                         '<!-- results: ... --> block' for n in
+                         hand_copied(new)
+                         if not _is_tool_output(path, repo)]
+        if new != text:
+            problems.append(f'{rel}: numbers differ from the results json' if
+                            check else f'{rel}: rewritten')
+            if not check:
+                with open(path, 'w') as f:
+                    f.write(new)
+    return problems
+
+
+#: pages under docs/results written by hand (the rest a tool writes whole)
+HAND_WRITTEN_RESULTS = ('proxy.md', 'selection.md')
+
+
+def _is_tool_output(path: str, repo: str) -> bool:
+    """Pages a benchmark tool writes whole (they are their own render)."""
+    rel = osp.relpath(path, repo)
+    results = osp.join('docs', 'results')
+    if rel.startswith(results):
+        return osp.basename(rel) not in HAND_WRITTEN_RESULTS
+    return rel == osp.join('docs', 'RESULTS.md')
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--check', action='store_true',
+                        help='write nothing; exit 1 when a number differs')
+    args = parser.parse_args()
+    problems = run(check=args.check)
+    print('\n'.join(problems) or 'every result number matches its json')
+    stale = [p for p in problems if not p.endswith('rewritten')]
+    sys.exit(1 if stale else 0)
+
+
+if __name__ == '__main__':
+    main()
