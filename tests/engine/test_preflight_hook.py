@@ -29,7 +29,10 @@ def toy_runner(tmp_path, save_best='toy/score', sanity_batches=2,
     return Runner(
         model=ToyModel(),
         work_dir=str(tmp_path / name),
-        experiment_name=name,
+        # MMEngine's message hub, logger and visualizer are instances by
+        # experiment name: another test's runner built in the same second
+        # under the same name would share them
+        experiment_name=f'{tmp_path.name}_{name}',
         train_dataloader=loader(),
         val_dataloader=loader(),
         val_evaluator=[metric or ToyScore()],

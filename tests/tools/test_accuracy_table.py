@@ -18,8 +18,11 @@ def test_comparison_columns_give_the_change_of_the_mean(tmp_path):
         ['an', 'full', 'gr'])
     before = accuracy.summarize(dict(an=runs(79., 79.), full=runs(95., 97.)),
                                 ['an', 'full', 'gr'])
+    import matplotlib.pyplot as plt
+    open_figures = plt.get_fignums()
     accuracy.write_outputs(now, str(tmp_path), 'cmd', False,
                            ('old defaults', before))
+    assert plt.get_fignums() == open_figures  # its figure is closed
     text = (tmp_path / 'accuracy.md').read_text()
     assert ('| method | test mAP (%) | spread (std) | seeds | share of '
             'AN-to-full gap closed | training time (s) | old defaults (%) | '

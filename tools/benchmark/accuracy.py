@@ -335,6 +335,7 @@ def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
     plt.setp(ax.get_xticklabels(), rotation=20, ha='right')
     fig.tight_layout()
     fig.savefig(osp.join(out_dir, f'{output}.png'), dpi=120)
+    plt.close(fig)
     print(md)
 
 

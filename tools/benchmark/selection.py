@@ -244,6 +244,7 @@ def write_page(table, out_dir, command, title):
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(osp.join(out_dir, 'selection.png'), dpi=120)
+    plt.close(fig)
 
 
 def main():
