@@ -8,10 +8,11 @@ from .safe_checkpoint_hook import SafeCheckpointHook
 from .sample_state_hook import SPMLSampleStateHook
 from .spml_checkpoint_hook import SPMLCheckpointHook
 from .sync_norm_buffers_hook import SPMLSyncNormBuffersHook
+from .teacher_score_hook import SPMLTeacherScoreHook
 
 __all__ = [
     'DivergenceError', 'MultiViewCheckHook', 'SPMLDatasetCheckHook',
     'SPMLCheckpointHook', 'SPMLDivergenceGuardHook', 'SafeCheckpointHook',
     'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPseudoLabelHook',
-    'SPMLSampleStateHook', 'SPMLSyncNormBuffersHook'
+    'SPMLSampleStateHook', 'SPMLSyncNormBuffersHook', 'SPMLTeacherScoreHook'
 ]
