@@ -8,6 +8,7 @@ from .nuswide import SPMLNUSWIDE, load_nuswide_split
 from .prepare import prepare_official
 from .protocol import observe_uniform, split_train_val
 from .spml_dataset import SPMLDataset
+from .teacher_scores import load_teacher_scores, save_teacher_scores
 from .transforms import SinglePositiveLabel
 from .voc import SPMLVOC, load_voc_split
 
@@ -17,5 +18,5 @@ __all__ = [
     'SPMLVOC', 'SPMLCOCO', 'SPMLNUSWIDE', 'SPMLCUB', 'SPMLMultiLabelDataset',
     'load_voc_split', 'load_coco_split', 'load_nuswide_split',
     'load_cub_split', 'load_multilabel_annotations', 'prepare_official',
-    'LoadCachedFeatures'
+    'LoadCachedFeatures', 'load_teacher_scores', 'save_teacher_scores'
 ]

@@ -1,0 +1,185 @@
+import json
+import os.path as osp
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from spml_mm.datasets import SPMLDataset
+from spml_mm.datasets.teacher_scores import (TeacherScoreError,
+                                             dataset_image_paths,
+                                             load_teacher_scores,
+                                             read_teacher_scores,
+                                             save_teacher_scores)
+
+
+@pytest.fixture(scope='module')
+def dataset(tiny_demo):
+    return SPMLDataset(data_root=tiny_demo, split='train', pipeline=[])
+
+
+def _table(dataset, seed=0):
+    """Scores whose value says the image and class, rows shuffled."""
+    paths = dataset_image_paths(dataset)
+    classes = list(dataset.metainfo['classes'])
+    n, c = len(paths), len(classes)
+    scores = (np.arange(n)[:, None] * c + np.arange(c)) / (n * c)
+    order = np.random.RandomState(seed).permutation(n)
+    return scores, [paths[i] for i in order], classes, scores[order]
+
+
+def test_paths_are_relative_to_data_root(dataset, tiny_demo):
+    paths = dataset_image_paths(dataset)
+    assert len(paths) == len(dataset)
+    first = dataset.get_data_info(0)['img_path']
+    assert paths[0] == osp.relpath(first, tiny_demo)
+    assert paths[0].startswith('images/train/train_')
+    assert osp.isfile(osp.join(tiny_demo, paths[0]))
+
+
+def test_round_trip_in_sample_order(dataset, tmp_path):
+    scores, paths, classes, stored = _table(dataset)
+    crops = np.stack([stored, stored / 2], 1)
+    path = str(tmp_path / 'teacher.npz')
+    save_teacher_scores(path, stored, paths, classes,
+                        dict(source='synthetic', note='test'),
+                        crop_scores=crops)
+    loaded = load_teacher_scores(path, dataset)
+    assert loaded.dtype == torch.float32
+    assert loaded.shape == (len(dataset), 10)
+    torch.testing.assert_close(loaded,
+                               torch.from_numpy(scores.astype(np.float32)))
+    loaded_crops = load_teacher_scores(path, dataset, crops=True)
+    assert loaded_crops.shape == (len(dataset), 2, 10)
+    torch.testing.assert_close(loaded_crops[:, 1], loaded / 2)
+    # no pickled objects: readable with allow_pickle=False
+    with np.load(path, allow_pickle=False) as data:
+        assert sorted(data.files) == [
+            'classes', 'crop_scores', 'img_paths', 'meta', 'scores'
+        ]
+        assert data['scores'].dtype == np.float32
+        meta = json.loads(str(data['meta']))
+    assert meta['source'] == 'synthetic' and meta['note'] == 'test'
+    assert 'created' in meta and 'spml_mm_version' in meta
+
+
+def test_no_crops_refused(dataset, tmp_path):
+    _, paths, classes, stored = _table(dataset)
+    path = str(tmp_path / 'teacher.npz')
+    save_teacher_scores(path, stored, paths, classes, dict(source='file'))
+    with pytest.raises(TeacherScoreError, match='holds no crop scores'):
+        load_teacher_scores(path, dataset, crops=True)
+
+
+def _save(path, dataset, **change):
+    _, paths, classes, stored = _table(dataset)
+    table = dict(scores=stored, img_paths=paths, classes=classes,
+                 meta=dict(source='clip',
+                           command='python tools/score_teacher.py cfg.py '
+                           f'--source clip --out {path}'))
+    table.update(change)
+    save_teacher_scores(path, **table)
+    return table
+
+
+def test_other_class_order_refused(dataset, tmp_path):
+    path = str(tmp_path / 't.npz')
+    classes = list(dataset.metainfo['classes'])
+    classes[0], classes[1] = classes[1], classes[0]
+    _save(path, dataset, classes=classes)
+    with pytest.raises(TeacherScoreError) as err:
+        load_teacher_scores(path, dataset)
+    message = str(err.value)
+    assert message.startswith(f'{path} was written for another class list '
+                              'than the dataset (SPMLDataset')
+    assert "the same classes in another order (0: '1' (file) vs '0'; " \
+           "1: '0' (file) vs '1')" in message
+    assert message.endswith('Write it again for this dataset with python '
+                            'tools/score_teacher.py cfg.py --source clip '
+                            f'--out {path}')
+
+
+def test_other_class_names_refused(dataset, tmp_path):
+    path = str(tmp_path / 't.npz')
+    classes = list(dataset.metainfo['classes'])
+    classes[3] = 'three'
+    _save(path, dataset, classes=classes)
+    with pytest.raises(TeacherScoreError,
+                       match=re.escape("10 classes against 10; only in the "
+                                       "file: ['three'], only in the "
+                                       "dataset")):
+        load_teacher_scores(path, dataset)
+
+
+def test_missing_and_extra_images_refused(dataset, tmp_path):
+    path = str(tmp_path / 't.npz')
+    _, paths, classes, stored = _table(dataset)
+    paths = list(paths)
+    paths[5] = 'images/other/x.png'
+    _save(path, dataset, img_paths=paths)
+    with pytest.raises(TeacherScoreError) as err:
+        load_teacher_scores(path, dataset)
+    message = str(err.value)
+    assert message.startswith(f'{path} was written for another dataset: '
+                              '1 images of the dataset')
+    assert "1 images in it are not in the dataset (SPMLDataset, " in message
+    assert "(first: 'images/other/x.png')" in message
+
+
+def test_other_dataset_size_refused(dataset, tmp_path):
+    path = str(tmp_path / 't.npz')
+    _, paths, classes, stored = _table(dataset)
+    _save(path, dataset, img_paths=paths[:-3], scores=stored[:-3])
+    with pytest.raises(TeacherScoreError,
+                       match=f'it has {len(dataset) - 3} images and the '
+                       f'dataset .* {len(dataset)} \\(another dataset or '
+                       'split\\?\\); 3 images of the dataset .* are missing'):
+        load_teacher_scores(path, dataset)
+
+
+@pytest.mark.parametrize('bad,what', [(1.5, 'values outside'),
+                                      (np.nan, 'non-finite values'),
+                                      (-0.1, 'values outside')])
+def test_scores_outside_unit_interval_refused(dataset, tmp_path, bad, what):
+    _, paths, classes, stored = _table(dataset)
+    stored = stored.copy()
+    stored[7, 2] = bad
+    with pytest.raises(TeacherScoreError, match=f'scores holds 1 {what}'):
+        save_teacher_scores(str(tmp_path / 'x.npz'), stored, paths, classes,
+                            dict(source='file'))
+    # a file written by other means is refused when read
+    path = str(tmp_path / 'raw.npz')
+    np.savez(path, scores=stored.astype(np.float32),
+             img_paths=np.array(paths), classes=np.array(classes),
+             meta=np.array(json.dumps(dict(source='file'))))
+    with pytest.raises(TeacherScoreError,
+                       match=f'{re.escape(path)}: scores holds 1 {what} .*'
+                       'first in row 7.* Write it again with python '
+                       'tools/score_teacher.py CONFIG --source file'):
+        load_teacher_scores(path, dataset)
+
+
+def test_not_a_score_file(dataset, tmp_path):
+    path = str(tmp_path / 'other.npz')
+    np.savez(path, features=np.zeros((3, 2)))
+    with pytest.raises(TeacherScoreError,
+                       match='not a teacher score file .*--source file '
+                       '--scores YOUR_FILE'):
+        read_teacher_scores(path)
+    with pytest.raises(FileNotFoundError, match='not found; write it with'):
+        read_teacher_scores(str(tmp_path / 'none.npz'))
+
+
+def test_save_validates(dataset, tmp_path):
+    _, paths, classes, stored = _table(dataset)
+    path = str(tmp_path / 't.npz')
+    with pytest.raises(TeacherScoreError, match='listed twice'):
+        save_teacher_scores(path, stored, [paths[0]] + paths[:-1], classes,
+                            dict(source='file'))
+    with pytest.raises(TeacherScoreError, match="meta\\['source'\\] must"):
+        save_teacher_scores(path, stored, paths, classes, dict(source='x'))
+    with pytest.raises(TeacherScoreError, match='expected \\('):
+        save_teacher_scores(path, stored[:, :3], paths, classes,
+                            dict(source='file'))
+    assert not osp.exists(path)
