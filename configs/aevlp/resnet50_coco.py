@@ -5,8 +5,8 @@
 _base_ = ['../_base_/methods/aevlp_resnet50.py', '../_base_/datasets/coco.py']
 
 # configs/coco.json of the release: lam = [0.7, 0.5], reg = 0.001, eta = 0.3,
-# threshold = 0.5, top_k = 3, beta = (0, 10, -2, -8), q3 = 1; expected
-# positives 2.9
+# threshold = 0.5, top_k = 3, negative_ratio = 0.3, beta = (0, 10, -2, -8),
+# q3 = 1; expected positives 2.9
 model = dict(head=dict(
     num_classes=80,
     loss=dict(w=(0.0, 10.0),
@@ -15,6 +15,7 @@ model = dict(head=dict(
               reg_weight=0.001,
               expected_positives=2.9),
     label_bank=dict(eta=0.3,
+                    negative_fraction=0.3,
                     score_file='data/coco/teacher_scores/clip_crops.npz')))
 
 train_cfg = dict(max_epochs=8)

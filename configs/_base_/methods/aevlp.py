@@ -13,6 +13,7 @@
 #   model.head.label_bank.score_file=PATH        the teacher's scores + crops
 #   model.head.label_bank.threshold=0.5          tau
 #   model.head.label_bank.top_k=3                positives per image at most
+#   model.head.label_bank.negative_pseudo_labels=True   GPR's negative term
 #   default_hooks.early_stopping.max_drop=inf    train every epoch
 _base_ = ['../schedules/adam.py', '../default_runtime.py']
 
@@ -29,15 +30,18 @@ gpr_loss = dict(
     pseudo_positive_target=0.9,  # rho
     reg_weight=0.05,
     expected_positives=1.5)
-# DAMP on CLIP's softmax over classes (temperature 0.01); the release's
-# negative pseudo-labels (negative_ratio) are written as 0, so they have no
-# effect, and negative_fraction stays 0
-damp_bank = dict(type='DAMPLabelBank',
-                 score_file=None,
-                 eta=0.,
-                 threshold=0.5,
-                 top_k=3,
-                 negative_fraction=0.)
+# DAMP on CLIP's softmax over classes (temperature 0.01). The release
+# writes 0 (unlabelled) on each image's lowest negative_ratio of classes,
+# so they make no negative pseudo-labels; negative_pseudo_labels=True makes
+# them GPR's negative pseudo-labels
+damp_bank = dict(
+    type='DAMPLabelBank',
+    score_file=None,
+    eta=0.,
+    threshold=0.5,
+    top_k=3,
+    negative_fraction=0.2,
+    negative_pseudo_labels=False)
 
 optim_wrapper = dict(paramwise_cfg=dict(
     custom_keys={'head': dict(lr_mult=10.)}))

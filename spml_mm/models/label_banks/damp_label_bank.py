@@ -3,6 +3,7 @@ from typing import Dict, Optional, Tuple
 import torch
 from mmpretrain.registry import MODELS
 
+from .label_bank import UNLABELLED
 from .teacher_label_bank import TeacherLabelBank
 
 
@@ -23,8 +24,11 @@ class DAMPLabelBank(TeacherLabelBank):
         s_final = (s_g + s_ag) / 2
 
     positive pseudo-labels are the ``top_k`` highest ``s_final`` that are
-    at least ``threshold``; negative ones the ``int(negative_fraction * C)``
-    lowest ``(s_g + mean) / 2``. All buffers are saved in checkpoints.
+    at least ``threshold``. The ``int(negative_fraction * C)`` classes of
+    lowest ``(s_g + mean) / 2`` become negative pseudo-labels with
+    ``negative_pseudo_labels``; without it (the release, which writes 0
+    there) they are left unlabelled, which drops a positive pseudo-label
+    among them. All buffers are saved in checkpoints.
 
     Args:
         num_classes (int): Number of classes C (set by the head).
@@ -37,9 +41,14 @@ class DAMPLabelBank(TeacherLabelBank):
             0.005).
         top_k (int, optional): At most this many positive pseudo-labels per
             image. Defaults to 3 (CUB 32).
-        negative_fraction (float): As in :class:`TeacherLabelBank`.
-            Defaults to 0 (the release's negative pseudo-labels have no
-            effect: docs/methods/teacher_pseudo_labels.md).
+        negative_fraction (float): Share of each image's classes, the
+            lowest-scoring, chosen as negatives, in [0, 1). Defaults to 0.2
+            (the release's negative_ratio: VOC, NUS-WIDE, CUB 0.2, COCO
+            0.3).
+        negative_pseudo_labels (bool): Make the chosen classes negative
+            pseudo-labels (GPR's negative term) instead of leaving them
+            unlabelled as the release does
+            (docs/methods/teacher_pseudo_labels.md). Defaults to False.
         num_samples (int): Number of training samples N; 0 leaves the bank
             to be filled when training starts. Defaults to 0.
 
@@ -57,13 +66,17 @@ class DAMPLabelBank(TeacherLabelBank):
                  eta: float = 0.,
                  threshold: float = 0.5,
                  top_k: Optional[int] = 3,
-                 negative_fraction: float = 0.,
+                 negative_fraction: float = 0.2,
+                 negative_pseudo_labels: bool = False,
                  num_samples: int = 0):
         super().__init__(num_classes, score_file, threshold, top_k,
                          negative_fraction, num_samples)
         if not (isinstance(eta, (int, float)) and 0 <= eta <= 1):
             raise ValueError(f'eta must be in [0, 1], got {eta!r}')
         self.eta = float(eta)
+        self.negative_pseudo_labels = bool(negative_pseudo_labels)
+        if not negative_pseudo_labels:
+            self.lowest_state = UNLABELLED
         for name in ('crop_max', 'crop_min', 'crop_mean'):
             self.register_buffer(name, torch.zeros(num_samples, num_classes))
 

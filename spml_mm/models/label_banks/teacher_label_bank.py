@@ -79,6 +79,8 @@ class TeacherLabelBank(BaseLabelBank):
         self.threshold = float(threshold)
         self.top_k = top_k
         self.num_negatives = int(negative_fraction * num_classes)
+        # what the lowest-scoring classes become
+        self.lowest_state = PSEUDO_NEGATIVE
         self.register_buffer('teacher_score',
                              torch.zeros(num_samples, num_classes))
 
@@ -132,5 +134,5 @@ class TeacherLabelBank(BaseLabelBank):
         if self.num_negatives:
             lowest = negative_score.topk(
                 self.num_negatives, dim=1, largest=False).indices
-            states.scatter_(1, lowest, PSEUDO_NEGATIVE)
+            states.scatter_(1, lowest, self.lowest_state)
         return dict(pseudo_label=states)

@@ -25,7 +25,8 @@ def test_threshold_top_k_and_negatives():
 
 def test_damp_combines_whole_image_and_crops():
     bank = DAMPLabelBank(4, 'teacher.npz', eta=0.3, threshold=0.4, top_k=2,
-                         negative_fraction=0.25, num_samples=1)
+                         negative_fraction=0.25, negative_pseudo_labels=True,
+                         num_samples=1)
     bank.teacher_score.copy_(torch.tensor([[0.2, 0.5, 0.1, 0.2]]))
     crops = torch.tensor([[[0.1, 0.7, 0.0, 0.2], [0.5, 0.1, 0.2, 0.2],
                            [0.2, 0.4, 0.1, 0.3]]])
@@ -42,6 +43,16 @@ def test_damp_combines_whole_image_and_crops():
                                torch.tensor([[0.35, 0.6, 0.05, 0.25]]))
     assert bank.entries(torch.tensor([0]),
                         target)['pseudo_label'].tolist() == [[0, 1, -1, 0]]
+    # the release leaves the lowest classes unlabelled, dropping a positive
+    # pseudo-label there
+    release = DAMPLabelBank(4, 'teacher.npz', eta=0.3, threshold=0.4,
+                            top_k=2, negative_fraction=0.25, num_samples=1)
+    release.load_state_dict(bank.state_dict())
+    assert release.entries(torch.tensor([0]),
+                           target)['pseudo_label'].tolist() == [[0, 1, 0, 0]]
+    release.crop_mean.copy_(torch.tensor([[1., -1., 1., 1.]]))  # class 1
+    assert release.entries(torch.tensor([0]),
+                           target)['pseudo_label'].tolist() == [[0, 0, 0, 0]]
     # an observed positive the teacher scores 0.6 caps eta_i at 0.3:
     # class 3's crop max (0.3) is then not above it, so its min (0.2) counts
     target = torch.tensor([[0., 1., 0., 0.]])
