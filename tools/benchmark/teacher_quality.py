@@ -11,6 +11,8 @@ no teacher, train once per seed. The crossing point is the teacher mAP at
 which a teacher method's mean test mAP reaches the best method without a
 teacher (linear between levels).
 
+The proxy is at ``--fraction`` of its size (default 0.2, a fifth, where the
+other methods' learning rates were searched: the linear configs' rates).
 Results go to ``teacher_quality.{json,md,png}`` under ``--out`` (default
 ``work_dirs/teacher_quality``; ``docs/results`` for the project's page).
 Runs already in the json are kept, so an interrupted sweep resumes.
@@ -77,6 +79,8 @@ def write_teacher(config, noise, path, crops, seed=0, options=()):
 
 
 def teacher_files(work_root, level):
+    """The synthetic teacher's score files of a noise level, without and
+    with crops (keyed by the number of crops)."""
     base = osp.join(REPO, work_root, 'teachers', f'noise{level:g}')
     return {0: base + '.npz', 4: base + '_crops.npz'}
 
@@ -111,7 +115,7 @@ def crossing(levels, best):
     return points[0][0] if points and points[0][1] >= best else None
 
 
-def write_outputs(results, out_dir, command):
+def write_outputs(results, out_dir, command, fraction):
     rows = summarize(results)
     baselines = rows['baselines']
     best_name = max(baselines, key=lambda m: baselines[m]['mean'])
@@ -119,8 +123,9 @@ def write_outputs(results, out_dir, command):
     lines = [
         '# How good must a teacher be?', '',
         f'Written by `{command}`; {machine_summary()}', '',
-        'VOC-like proxy, linear regime (frozen EfficientNet-Lite0 features, '
-        'the configs `configs/*/efficientnet-lite0-linear_proxy-voc.py`), '
+        f'VOC-like proxy at {fraction:g} of its size, linear regime (frozen '
+        'EfficientNet-Lite0 features, the configs '
+        '`configs/*/efficientnet-lite0-linear_proxy-voc.py`), '
         'test mAP (%) of the best validation epoch, mean +- std over seeds. '
         'The teachers are synthetic (spml_mm/benchmarks/synthetic_teacher.py'
         '): scores from the true labels with noise of a chosen level, as a '
@@ -190,6 +195,8 @@ def main():
     parser.add_argument('--methods', nargs='+',
                         choices=[*BASELINES, *TEACHER_METHODS],
                         default=[*BASELINES, *TEACHER_METHODS])
+    parser.add_argument('--fraction', type=float, default=0.2,
+                        help="the proxy's size, a share of the suite's")
     parser.add_argument('--out', default='work_dirs/teacher_quality',
                         help='folder of the json, md and png')
     parser.add_argument('--work-root', default='work_dirs/teacher_quality')
@@ -213,22 +220,29 @@ def main():
         return
     os.makedirs(args.out, exist_ok=True)
     json_path = osp.join(args.out, 'teacher_quality.json')
-    prepare_suite(SUITE, 'linear')
-    results = {}
+    prepare_suite(SUITE, 'linear', args.fraction)
+    data = {c: proxy_options(SUITE, args.fraction, c)
+            for c, _ in TEACHER_METHODS.values()}
+    results = dict(fraction=args.fraction)
     if osp.isfile(json_path):
         with open(json_path) as f:
             results = json.load(f)
+    if results.get('fraction') != args.fraction:
+        parser.error(f'{json_path} holds runs at --fraction '
+                     f'{results.get("fraction")}; give another --out')
+    args.work_root = osp.join(args.work_root, f'f{args.fraction:g}')
     teachers = dict(results.get('teachers', {}))
     for level in args.levels:
         files = teacher_files(args.work_root, level)
         if not all(osp.isfile(p) for p in files.values()):
             for crops, path in files.items():
                 config = TEACHER_METHODS['aevlp' if crops else 'vlpl'][0]
-                teachers[f'{level:g}'] = write_teacher(config, level, path,
-                                                       crops)
+                teachers[f'{level:g}'] = write_teacher(
+                    config, level, path, crops, options=data[config])
         elif f'{level:g}' not in teachers:
-            teachers[f'{level:g}'] = write_teacher(
-                TEACHER_METHODS['vlpl'][0], level, files[0], 0)
+            config = TEACHER_METHODS['vlpl'][0]
+            teachers[f'{level:g}'] = write_teacher(config, level, files[0], 0,
+                                                   options=data[config])
     results['teachers'] = teachers
     with open(json_path, 'w') as f:
         json.dump(results, f, indent=1)
@@ -255,8 +269,8 @@ def main():
                                 f'seed{seed}')
             options = [f'model.head.label_bank.score_file='
                        f'{teacher_files(args.work_root, level)[crops]}']
-        options += proxy_options(SUITE, 1., config) + select_options(
-            config, 'spml/mAP')
+        options += proxy_options(SUITE, args.fraction, config)
+        options += select_options(config, 'spml/mAP')
         mAP, seconds = train_and_test(config, work_dir, seed, options)
         with open(json_path) as f:
             results = json.load(f)
@@ -271,7 +285,8 @@ def main():
     print()
     if any(results.get(m) for m in BASELINES) and any(
             results.get(m) for m in TEACHER_METHODS):
-        write_outputs(results, args.out, command_line(sys.argv))
+        write_outputs(results, args.out, command_line(sys.argv),
+                      args.fraction)
 
 
 if __name__ == '__main__':

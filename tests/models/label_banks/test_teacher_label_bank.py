@@ -89,3 +89,31 @@ def test_bad_settings_and_empty_bank():
     with pytest.raises(RuntimeError, match='SPMLTeacherScoreHook'):
         TeacherLabelBank(3, 'a.npz').entries(torch.tensor([0]),
                                              torch.zeros(1, 3))
+
+
+def test_fill_reads_scores_and_crops(monkeypatch):
+    from spml_mm.datasets import teacher_scores
+    g = torch.Generator().manual_seed(0)
+    whole, crops = torch.rand(6, 4, generator=g), torch.rand(6, 5, 4,
+                                                              generator=g)
+    calls = []
+
+    def load(path, dataset, crops_=False, **kwargs):
+        calls.append((path, dataset, kwargs.get('crops', crops_)))
+        return crops if kwargs.get('crops', crops_) else whole
+
+    monkeypatch.setattr(teacher_scores, 'load_teacher_scores', load)
+    bank = DAMPLabelBank(4, 'teacher.npz', threshold=0.5)
+    stats = bank.fill('the dataset')
+    assert calls == [('teacher.npz', 'the dataset', False),
+                     ('teacher.npz', 'the dataset', True)]
+    assert bank.num_samples == 6 and torch.equal(bank.teacher_score, whole)
+    assert torch.equal(bank.crop_max, crops.amax(1))
+    assert torch.equal(bank.crop_min, crops.amin(1))
+    torch.testing.assert_close(bank.crop_mean, crops.mean(1))
+    assert stats == dict(
+        teacher_above_threshold=float((whole >= 0.5).sum(1).double().mean()),
+        teacher_crops=5)
+    with pytest.raises(ValueError, match='teacher.npz: scores have 4 classes '
+                       'but model.head.num_classes is 3'):
+        TeacherLabelBank(3, 'teacher.npz').fill('the dataset')
