@@ -162,7 +162,7 @@ def write_outputs(results, out_dir, command, fraction):
         lines.append(f'- {NAMES[m]}: ' + (
             'not reached at any measured level' if point is None else
             f'teacher mAP {point:.1f}'))
-    lines += ['', '![Test mAP against the teacher\'s mAP](teacher_quality.png)',
+    lines += ['', "![Test mAP against the teacher's mAP](teacher_quality.png)",
               '']
     with open(osp.join(out_dir, 'teacher_quality.md'), 'w') as f:
         f.write('\n'.join(lines))
