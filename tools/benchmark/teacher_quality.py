@@ -208,6 +208,9 @@ def main():
     parser.add_argument('--teacher-out')
     parser.add_argument('--cfg-options', nargs='+', default=[],
                         metavar='KEY=VALUE')
+    parser.add_argument('--report-only', action='store_true',
+                        help='write the md and png from the json (e.g. while '
+                        'a sweep runs) and train nothing')
     args = parser.parse_args()
     if args.write_teacher:
         if not args.teacher_out:
@@ -220,6 +223,14 @@ def main():
         return
     os.makedirs(args.out, exist_ok=True)
     json_path = osp.join(args.out, 'teacher_quality.json')
+    if args.report_only:
+        with open(json_path) as f:
+            results = json.load(f)
+        # the command of the sweep that writes the json
+        write_outputs(results, args.out, command_line(
+            [a for a in sys.argv if a != '--report-only']),
+                      results['fraction'])
+        return
     prepare_suite(SUITE, 'linear', args.fraction)
     data = {c: proxy_options(SUITE, args.fraction, c)
             for c, _ in TEACHER_METHODS.values()}
