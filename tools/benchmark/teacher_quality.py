@@ -131,7 +131,10 @@ def write_outputs(results, out_dir, command, fraction):
         '): scores from the true labels with noise of a chosen level, as a '
         "softmax over classes like CLIP's, so the releases' thresholds "
         "apply; a teacher's quality is its own mAP on the training images. "
-        'Methods: docs/methods/teacher_pseudo_labels.md.', '',
+        'Methods: docs/methods/teacher_pseudo_labels.md. Training on every '
+        'true label (the ceiling) on the same proxy: `full` in '
+        '[accuracy_proxy-voc_linear-f0.2.md]'
+        '(accuracy_proxy-voc_linear-f0.2.md).', '',
         '## Without a teacher', '', '| method | test mAP | seeds |',
         '| --- | --- | --- |'
     ]
@@ -170,14 +173,16 @@ def write_outputs(results, out_dir, command, fraction):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4))
-    for m, v in baselines.items():
-        ax.axhline(v['mean'], ls='--', lw=1, color=f'C{len(ax.lines)}',
+    # teachers C0, C1; the methods without a teacher dashed, C2 onwards
+    for i, (m, v) in enumerate(baselines.items()):
+        ax.axhline(v['mean'], ls='--', lw=1, color=f'C{i + 2}',
                    label=f'{NAMES[m]} (no teacher)')
-    for m, by_level in rows['teachers'].items():
+    for i, (m, by_level) in enumerate(rows['teachers'].items()):
         pts = sorted((v['teacher_mAP'], v['mean'], v['std'])
                      for v in by_level.values())
         x, y, e = map(np.array, zip(*pts))
-        ax.errorbar(x, y, yerr=e, marker='o', capsize=3, label=NAMES[m])
+        ax.errorbar(x, y, yerr=e, marker='o', capsize=3, color=f'C{i}',
+                    label=NAMES[m])
     ax.set_xlabel("teacher's mAP on the training images (%)")
     ax.set_ylabel('test mAP (%)')
     ax.set_title('VOC-like proxy, linear regime')
