@@ -120,6 +120,8 @@ def write_outputs(results, out_dir, command, fraction):
     baselines = rows['baselines']
     best_name = max(baselines, key=lambda m: baselines[m]['mean'])
     best = baselines[best_name]['mean']
+    ceiling = 'accuracy_proxy-voc_linear{}.md'.format(
+        '' if fraction == 1 else f'-f{fraction:g}')
     lines = [
         '# How good must a teacher be?', '',
         f'Written by `{command}`; {machine_summary()}', '',
@@ -133,8 +135,7 @@ def write_outputs(results, out_dir, command, fraction):
         "apply; a teacher's quality is its own mAP on the training images. "
         'Methods: docs/methods/teacher_pseudo_labels.md. Training on every '
         'true label (the ceiling) on the same proxy: `full` in '
-        '[accuracy_proxy-voc_linear-f0.2.md]'
-        '(accuracy_proxy-voc_linear-f0.2.md).', '',
+        f'[{ceiling}]({ceiling}).', '',
         '## Without a teacher', '', '| method | test mAP | seeds |',
         '| --- | --- | --- |'
     ]
