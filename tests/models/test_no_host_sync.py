@@ -33,7 +33,8 @@ BATCH, SIZE, NUM_SAMPLES = 4, 32, 16
 CONFIGS = {
     'AN': 'an', 'EM': 'em', 'EM + APL': 'em_apl', 'EPR': 'epr',
     'GR': 'grloss', 'LL-Cp': 'll_cp', 'LL-Ct': 'll_ct', 'LL-R': 'll_r',
-    'OPML-SP': 'opml', 'ROLE': 'role', 'LASD': 'lasd'
+    'OPML-SP': 'opml', 'ROLE': 'role', 'LASD': 'lasd', 'VLPL': 'vlpl',
+    'AEVLP': 'aevlp'
 }
 
 

@@ -9,10 +9,12 @@ from .safe_checkpoint_hook import SafeCheckpointHook
 from .sample_state_hook import SPMLSampleStateHook
 from .spml_checkpoint_hook import SPMLCheckpointHook
 from .sync_norm_buffers_hook import SPMLSyncNormBuffersHook
+from .teacher_score_hook import SPMLTeacherScoreHook
 
 __all__ = [
     'DivergenceError', 'MultiViewCheckHook', 'SPMLDatasetCheckHook',
     'SPMLCheckpointHook', 'SPMLDivergenceGuardHook', 'SafeCheckpointHook',
     'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPreflightHook',
-    'SPMLPseudoLabelHook', 'SPMLSampleStateHook', 'SPMLSyncNormBuffersHook'
+    'SPMLPseudoLabelHook', 'SPMLSampleStateHook', 'SPMLSyncNormBuffersHook',
+    'SPMLTeacherScoreHook'
 ]

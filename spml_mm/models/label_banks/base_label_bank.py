@@ -10,7 +10,8 @@ from ...utils import to_device
 #: The hook that sizes a bank, by who writes it (``WRITTEN_BY``).
 SIZING_HOOKS = dict(
     updater='SPMLPseudoLabelHook to custom_hooks',
-    loss="default_hooks.sample_state=dict(type='SPMLSampleStateHook')")
+    loss="default_hooks.sample_state=dict(type='SPMLSampleStateHook')",
+    teacher="default_hooks.teacher_scores=dict(type='SPMLTeacherScoreHook')")
 
 
 class BaseLabelBank(nn.Module, metaclass=ABCMeta):
@@ -29,7 +30,9 @@ class BaseLabelBank(nn.Module, metaclass=ABCMeta):
       writes the same; or ``'loss'``, the loss inside the training step,
       through a writer among the entries, each rank writing the rows of its
       own samples, which :meth:`merge_ranks` merges after every epoch
-      (:class:`SPMLSampleStateHook`). The same hook sizes the bank for the
+      (:class:`SPMLSampleStateHook`); or ``'teacher'``, a teacher's scores
+      read once from a score file before training
+      (:class:`SPMLTeacherScoreHook`). The same hook sizes the bank for the
       training set before training (:meth:`allocate`).
     - What is saved: all its state is buffers, saved in checkpoints under
       their names and restored by ``--resume``; :attr:`row_buffers` names

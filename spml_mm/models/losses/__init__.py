@@ -3,6 +3,8 @@ from .base import BaseSPMLLoss
 from .consistency import ViewConsistency, view_consistency
 from .em_loss import EMLoss, em_loss
 from .epr_loss import EPRLoss, epr_loss
+from .gpr import gpr_loss
+from .gpr_loss import GPRLoss
 from .gr_loss import GRLoss
 # after .gr_loss, whose import binds the name `gr_loss` to that module
 from .gr import gr_loss
@@ -12,12 +14,13 @@ from .role_loss import ROLELoss, role_loss
 from .opml_loss import OPMLLoss, high_rank_penalty, opml_loss
 from .partial_bce_loss import PartialBCELoss, partial_bce_loss
 from .unified_spml_loss import UnifiedSPMLLoss, unified_spml_loss
+from .vlpl_loss import VLPLLoss, vlpl_loss
 
 __all__ = [
     'BaseSPMLLoss', 'ANLoss', 'an_loss', 'LASDLoss', 'lasd_loss',
     'theorem_5_4_lambda_neg',
     'ViewConsistency', 'view_consistency', 'EMLoss', 'em_loss',
-    'GRLoss', 'gr_loss',
+    'GRLoss', 'gr_loss', 'GPRLoss', 'gpr_loss', 'VLPLLoss', 'vlpl_loss',
     'UnifiedSPMLLoss', 'unified_spml_loss', 'OPMLLoss', 'opml_loss',
     'high_rank_penalty', 'EPRLoss', 'epr_loss', 'LLLoss', 'll_loss',
     'large_loss_selection', 'ROLELoss', 'role_loss', 'PartialBCELoss',

@@ -2,7 +2,9 @@
 with its analytic gradient, fused in one pass over the logits.
 
 :class:`GRLoss` and :class:`UnifiedSPMLLoss` (whose ``gr`` components run
-it) both compute GR with :func:`gr_loss`.
+it) both compute GR with :func:`gr_loss`; AEVLP's GPR
+(:func:`~spml_mm.models.losses.gpr.gpr_value_and_grad`) starts from the
+per-entry terms of :func:`gr_entries`.
 """
 from typing import Optional, Tuple, Union
 
@@ -10,6 +12,61 @@ import torch
 import torch.nn.functional as F
 
 from .value_and_grad import differentiable
+
+
+def gaussian_weight(p: torch.Tensor, mu: float,
+                    sigma: float) -> torch.Tensor:
+    """GR's weight ``v(p) = exp(-(p - mu)^2 / (2 sigma^2))`` (alpha's mu and
+    sigma), in place of a fresh tensor."""
+    return (p - mu).square_().mul_(-0.5 / sigma**2).exp_()
+
+
+def gr_entries(z: torch.Tensor,
+               s: torch.Tensor,
+               w: Union[float, torch.Tensor],
+               b: Union[float, torch.Tensor],
+               mu: float,
+               sigma: float,
+               q1: Optional[float] = None,
+               q2: float = 0.01,
+               q3: float = 1.,
+               n: Optional[torch.Tensor] = None
+               ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """GR's loss of every entry and its derivative in the entry's logit,
+    both (B, C); :func:`gr_value_and_grad` is their mean.
+
+    The arguments are :func:`gr_value_and_grad`'s.
+    """
+    p, log_p = torch.sigmoid(z), F.logsigmoid(z)
+    q = 1 - p
+    k = torch.mul(p, w).add_(b).sigmoid_()
+    k_bar = 1 - k
+    v = gaussian_weight(p, mu, sigma)
+    p_q2 = torch.mul(log_p, q2).exp_()
+    # (1 - p)^q3 with log(1 - p) = log p - z
+    q_q3 = q if q3 == 1 else torch.mul(log_p - z, q3).exp_()
+    l2, l3 = (1 - p_q2).mul_(k).div_(q2), (1 - q_q3).mul_(k_bar)
+    unobserved = l2.add_(l3 if q3 == 1 else l3.div_(q3)).mul_(v)
+    d_l2, d_l3 = torch.mul(k, p_q2).mul_(q), torch.mul(k_bar, q_q3).mul_(p)
+    d_unobserved = d_l3.sub_(d_l2).mul_(v)
+    if q1 is None:
+        positive, d_positive = -log_p, -q
+    else:
+        p_q1 = torch.exp(q1 * log_p)
+        positive, d_positive = (1 - p_q1) / q1, -p_q1 * q
+    # the observed entries chosen by their 0/1 weight s (lerp is exact)
+    s = s.to(z.dtype)
+    value = unobserved.lerp_(positive, s)
+    grad = d_unobserved.lerp_(d_positive, s)
+    if n is not None:  # L1(1 - p), with log(1 - p) = log p - z
+        if q1 is None:
+            negative, d_negative = z - log_p, p
+        else:
+            q_q1 = torch.exp(q1 * (log_p - z))
+            negative, d_negative = (1 - q_q1) / q1, q_q1 * p
+        value = torch.where(n, negative, value)
+        grad = torch.where(n, d_negative, grad)
+    return value, grad
 
 
 def gr_value_and_grad(z: torch.Tensor,
@@ -54,37 +111,8 @@ def gr_value_and_grad(z: torch.Tensor,
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    p, log_p = torch.sigmoid(z), F.logsigmoid(z)
-    q = 1 - p
-    k = torch.mul(p, w).add_(b).sigmoid_()
-    k_bar = 1 - k
-    v = (p - mu).square_().mul_(-0.5 / sigma**2).exp_()
-    p_q2 = torch.mul(log_p, q2).exp_()
-    # (1 - p)^q3 with log(1 - p) = log p - z
-    q_q3 = q if q3 == 1 else torch.mul(log_p - z, q3).exp_()
-    l2, l3 = (1 - p_q2).mul_(k).div_(q2), (1 - q_q3).mul_(k_bar)
-    unobserved = l2.add_(l3 if q3 == 1 else l3.div_(q3)).mul_(v)
-    d_l2, d_l3 = torch.mul(k, p_q2).mul_(q), torch.mul(k_bar, q_q3).mul_(p)
-    d_unobserved = d_l3.sub_(d_l2).mul_(v)
-    if q1 is None:
-        positive, d_positive = -log_p, -q
-    else:
-        p_q1 = torch.exp(q1 * log_p)
-        positive, d_positive = (1 - p_q1) / q1, -p_q1 * q
-    # the observed entries chosen by their 0/1 weight s (lerp is exact)
-    s = s.to(z.dtype)
-    value = unobserved.lerp_(positive, s)
-    grad = d_unobserved.lerp_(d_positive, s)
-    if n is not None:  # L1(1 - p), with log(1 - p) = log p - z
-        if q1 is None:
-            negative, d_negative = z - log_p, p
-        else:
-            q_q1 = torch.exp(q1 * (log_p - z))
-            negative, d_negative = (1 - q_q1) / q1, q_q1 * p
-        value = torch.where(n, negative, value)
-        grad = torch.where(n, d_negative, grad)
-    value, grad = value.mean(), grad / z.numel()
-    return value, grad
+    value, grad = gr_entries(z, s, w, b, mu, sigma, q1, q2, q3, n)
+    return value.mean(), grad / z.numel()
 
 
 gr_loss = differentiable(gr_value_and_grad)

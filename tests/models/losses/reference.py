@@ -242,3 +242,34 @@ def splc(z, s, tau=0.6, lam=1.5):
     unobserved = torch.where(p.detach() > tau, focal_margin(z),
                              (lam - p) * p**2)
     return by_label(s, focal_margin(z), focal_margin(-z), unobserved).mean()
+
+
+def vlpl(z, s, positive, negative, alpha, beta_pos, beta_neg=0., rho=0.9):
+    """VLPL: EM (-log p on the observed positive, -alpha H(p) on an
+    unobserved label) with beta_pos BCE(p, rho) on a positive and beta_neg
+    BCE(p, 1 - rho) on a negative pseudo-label; -log(1 - p) on an observed
+    negative."""
+    p, p_neg = probabilities(z)
+    entropy = -(p * log(p) + p_neg * log(p_neg))
+    unobserved = torch.where(
+        positive, beta_pos * bce(p, p_neg, rho),
+        torch.where(negative, beta_neg * bce(p, p_neg, 1 - rho),
+                    -alpha * entropy))
+    return by_label(s, -log(p), -log(p_neg), unobserved).mean()
+
+
+def gpr(z, s, positive, negative, w, b, mu, sigma, q2, q3, lam2, lam1, rho,
+        reg, k):
+    """AEVLP's GPR: GR (L1 = -log p) on observed labels and unobserved
+    labels without a pseudo-label; u BCE(p, rho), u = clip(1 - v(p),
+    lambda_2, lambda_1), on a positive and v(p) (-log(1 - p)) on a negative
+    pseudo-label; mean over B x C, plus reg R(p) (EPR's regulariser)."""
+    p, p_neg = probabilities(z)
+    kp, v = gr_k(p.detach(), w, b), gr_v(p.detach(), mu, sigma)
+    gr_term = v * (kp * (1 - p**q2) / q2 + (1 - kp) * (1 - p_neg**q3) / q3)
+    u = (1 - v).clamp(lam2, lam1)
+    unobserved = torch.where(
+        positive, u * bce(p, p_neg, rho),
+        torch.where(negative, -v * log(p_neg), gr_term))
+    return (by_label(s, -log(p), -log(p_neg), unobserved).mean() +
+            reg * expected_positives_penalty(p, k))

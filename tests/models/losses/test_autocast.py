@@ -58,6 +58,19 @@ def gr_case():
     return loss, {}
 
 
+def teacher_states():
+    pseudo, _ = bank_rows(PSEUDO_POSITIVE)
+    pseudo.view(-1)[1::3] = PSEUDO_NEGATIVE
+    pseudo[observed().bool()] = 0
+    return dict(pseudo_label=pseudo)
+
+
+def gpr_case():
+    loss = losses.GPRLoss(w=(0., 10.), b=(-2., -8.), q3=1.5)
+    loss.set_epoch(3, 8)
+    return loss, teacher_states()
+
+
 def ll_case(scheme):
     loss = losses.LLLoss(scheme, rate=0.05)
     loss.set_epoch(2, 10)
@@ -75,6 +88,9 @@ CASES = {
     'EMLoss': lambda: (losses.EMLoss(alpha=0.1), {}),
     'EMLoss-APL': em_case,
     'GRLoss': gr_case,
+    'GPRLoss': gpr_case,
+    'VLPLLoss': lambda: (losses.VLPLLoss(pseudo_negative_weight=0.2),
+                         teacher_states()),
     'EPRLoss': lambda: (losses.EPRLoss(expected_positives=1.5), {}),
     **{f'LLLoss-{scheme}': (lambda scheme=scheme: ll_case(scheme))
        for scheme in ('LL-R', 'LL-Ct', 'LL-Cp')},

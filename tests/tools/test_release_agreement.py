@@ -1,0 +1,36 @@
+"""VLPL's and AEVLP's losses and DAMP's pseudo-labels against the releases'
+own functions (tools/analysis/release_agreement.py). The releases are not
+part of spml-mm: the test runs where a git clone of each is found, named by
+SPML_VLPL_REPO and SPML_AEVLP_REPO, and is skipped elsewhere."""
+import os
+import os.path as osp
+
+import pytest
+
+from tools.analysis import release_agreement as ra
+
+VLPL = os.environ.get('SPML_VLPL_REPO', '/work/.mirror/mvrl+VLPL/repo')
+AEVLP = os.environ.get('SPML_AEVLP_REPO',
+                       '/work/.mirror/Fsoft-AIC+AEVLP/repo')
+
+pytestmark = pytest.mark.skipif(
+    not (osp.isdir(VLPL) and osp.isdir(AEVLP)),
+    reason='the VLPL and AEVLP releases are not here (SPML_VLPL_REPO, '
+    'SPML_AEVLP_REPO)')
+
+
+def test_losses_agree_but_for_the_releases_epsilon():
+    for rows in (ra.compare_vlpl(VLPL, seeds=range(2)),
+                 ra.compare_gpr(AEVLP, seeds=range(2))):
+        for name, d in rows.items():
+            if "release's eps = 0" in name:
+                # float32 (ours) against float64 (theirs)
+                assert d['value_rel'] < 1e-6 and d['grad_rel'] < 1e-6, name
+            elif 'N(0, 2^2)' in name:
+                # -log(x + 1e-5) (VLPL) or 1e-7 (AEVLP) against the exact log
+                assert 1e-7 < d['value_rel'] < 1e-3, name
+
+
+def test_damp_pseudo_labels_are_the_releases():
+    for name, d in ra.compare_damp(AEVLP, seeds=range(2)).items():
+        assert d['release_positives'] > 0 and d['differing'] == 0, name

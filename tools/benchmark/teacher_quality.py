@@ -1,0 +1,310 @@
+"""How good must a teacher be? VLPL and AEVLP with synthetic teachers of
+known quality against the methods without a teacher, on the VOC-like proxy
+in the linear regime.
+
+A synthetic teacher (:mod:`spml_mm.benchmarks.synthetic_teacher`) scores the
+proxy's training images from their true labels with a chosen noise level,
+from noise alone (its mAP is the class prior) to none (mAP 100); its
+quality is reported as its own mAP on the training images. At each level
+VLPL and AEVLP train on its pseudo-labels; AN, GR and EM + APL, which read
+no teacher, train once per seed. The crossing point is the teacher mAP at
+which a teacher method's mean test mAP reaches the best method without a
+teacher (linear between levels).
+
+The proxy is at ``--fraction`` of its size (default 0.2, a fifth, where the
+other methods' learning rates were searched: the linear configs' rates).
+Results go to ``teacher_quality.{json,md,png}`` under ``--out`` (default
+``work_dirs/teacher_quality``; ``docs/results`` for the project's page).
+Runs already in the json are kept, so an interrupted sweep resumes.
+
+Examples:
+    python -m tools.benchmark.teacher_quality --out docs/results
+    # a synthetic teacher's score file for a config's training set
+    python -m tools.benchmark.teacher_quality --write-teacher \
+        configs/vlpl/vlpl_vgg11bn_demo.py --noise 0.3 \
+        --teacher-out data/demo/teacher_scores/synthetic.npz
+"""
+import argparse
+import json
+import os
+import os.path as osp
+import sys
+
+import numpy as np
+from mmengine.utils import ProgressBar
+
+from tools.benchmark.accuracy import (prepare_suite, proxy_options,
+                                      select_options, suite_config,
+                                      train_and_test)
+from tools.benchmark.results_page import REPO, command_line, machine_summary
+
+#: noise levels of the synthetic teacher, from useless to perfect
+LEVELS = (1.0, 0.45, 0.35, 0.28, 0.2, 0.0)
+#: methods that read the teacher, with their config and score-file kind
+TEACHER_METHODS = {
+    'vlpl': ('configs/vlpl/efficientnet-lite0-linear_proxy-voc.py', 0),
+    'aevlp': ('configs/aevlp/efficientnet-lite0-linear_proxy-voc.py', 4),
+}
+#: methods without a teacher
+BASELINES = ('an', 'gr', 'em_apl')
+NAMES = dict(an='AN', gr='GR', em_apl='EM + APL', vlpl='VLPL', aevlp='AEVLP')
+SUITE = 'proxy-voc'
+
+
+def training_set(config, options=()):
+    """The training dataset a config builds (with ``--cfg-options``)."""
+    from mmengine.config import Config, DictAction
+    from mmpretrain.registry import DATASETS
+
+    import spml_mm  # noqa: F401
+    cfg = Config.fromfile(osp.join(REPO, config))
+    if options:
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--o', nargs='+', action=DictAction)
+        cfg.merge_from_dict(parser.parse_args(['--o', *options]).o)
+    dataset = dict(cfg.train_dataloader.dataset)
+    dataset['data_root'] = osp.join(REPO, dataset['data_root'])
+    return DATASETS.build(dataset)
+
+
+def write_teacher(config, noise, path, crops, seed=0, options=()):
+    """Write a synthetic teacher for a config's training set; return its
+    mAP (percent) on those images."""
+    from spml_mm.benchmarks.synthetic_teacher import (full_label_matrix,
+                                                      write_synthetic_teacher)
+    from spml_mm.evaluation.metrics import mean_average_precision
+    dataset = training_set(config, options)
+    scores = write_synthetic_teacher(dataset, path, noise, seed, crops)
+    return float(mean_average_precision(scores, full_label_matrix(dataset)))
+
+
+def teacher_files(work_root, level):
+    """The synthetic teacher's score files of a noise level, without and
+    with crops (keyed by the number of crops)."""
+    base = osp.join(REPO, work_root, 'teachers', f'noise{level:g}')
+    return {0: base + '.npz', 4: base + '_crops.npz'}
+
+
+def summarize(results):
+    """Mean and std of the test mAP per method and level."""
+    def stats(runs):
+        values = [r['mAP'] for r in runs.values()]
+        return dict(mean=float(np.mean(values)), std=float(np.std(values)),
+                    n=len(values))
+    rows = dict(baselines={
+        m: stats(results[m]) for m in BASELINES if results.get(m)
+    })
+    rows['teachers'] = {}
+    for method in TEACHER_METHODS:
+        for level, runs in sorted(results.get(method, {}).items(),
+                                  key=lambda kv: -float(kv[0])):
+            rows['teachers'].setdefault(method, {})[level] = dict(
+                stats(runs), teacher_mAP=results['teachers'][level])
+    return rows
+
+
+def crossing(levels, best):
+    """Teacher mAP where a method's mean test mAP first reaches ``best``,
+    linear between levels sorted by teacher mAP; None if it never does."""
+    points = sorted((v['teacher_mAP'], v['mean']) for v in levels.values())
+    for (t0, m0), (t1, m1) in zip(points, points[1:]):
+        if m0 >= best:
+            return t0
+        if m1 >= best:
+            return t0 + (best - m0) * (t1 - t0) / (m1 - m0)
+    return points[0][0] if points and points[0][1] >= best else None
+
+
+def write_outputs(results, out_dir, command, fraction):
+    rows = summarize(results)
+    baselines = rows['baselines']
+    best_name = max(baselines, key=lambda m: baselines[m]['mean'])
+    best = baselines[best_name]['mean']
+    ceiling = 'accuracy_proxy-voc_linear{}.md'.format(
+        '' if fraction == 1 else f'-f{fraction:g}')
+    lines = [
+        '# How good must a teacher be?', '',
+        f'Written by `{command}`; {machine_summary()}', '',
+        f'VOC-like proxy at {fraction:g} of its size, linear regime (frozen '
+        'EfficientNet-Lite0 features, the configs '
+        '`configs/*/efficientnet-lite0-linear_proxy-voc.py`), '
+        'test mAP (%) of the best validation epoch, mean +- std over seeds. '
+        'The teachers are synthetic (spml_mm/benchmarks/synthetic_teacher.py'
+        '): scores from the true labels with noise of a chosen level, as a '
+        "softmax over classes like CLIP's, so the releases' thresholds "
+        "apply; a teacher's quality is its own mAP on the training images. "
+        'Methods: docs/methods/teacher_pseudo_labels.md. Training on every '
+        'true label (the ceiling) on the same proxy: `full` in '
+        f'[{ceiling}]({ceiling}).', '',
+        '## Without a teacher', '', '| method | test mAP | seeds |',
+        '| --- | --- | --- |'
+    ]
+    for m, v in baselines.items():
+        lines.append(f'| {NAMES[m]} | {v["mean"]:.2f} +- {v["std"]:.2f} | '
+                     f'{v["n"]} |')
+    lines += ['', '## With a teacher', '',
+              '| noise | teacher mAP | ' + ' | '.join(
+                  NAMES[m] for m in rows['teachers']) + ' |',
+              '| --- | --- |' + ' --- |' * len(rows['teachers'])]
+    levels = sorted({lv for t in rows['teachers'].values() for lv in t},
+                    key=lambda lv: -float(lv))
+    for level in levels:
+        cells = []
+        for m, by_level in rows['teachers'].items():
+            v = by_level.get(level)
+            cells.append('' if v is None else
+                         f'{v["mean"]:.2f} +- {v["std"]:.2f} ({v["n"]})')
+        lines.append(f'| {float(level):g} | '
+                     f'{results["teachers"][level]:.2f} | ' +
+                     ' | '.join(cells) + ' |')
+    lines += ['', '## Where a teacher starts to pay', '',
+              f'The best method without a teacher is {NAMES[best_name]} '
+              f'({best:.2f}). A teacher method reaches it from the teacher '
+              'mAP below (linear between the measured levels):', '']
+    for m, by_level in rows['teachers'].items():
+        point = crossing(by_level, best)
+        lines.append(f'- {NAMES[m]}: ' + (
+            'not reached at any measured level' if point is None else
+            f'teacher mAP {point:.1f}'))
+    lines += ['', "![Test mAP against the teacher's mAP](teacher_quality.png)",
+              '']
+    with open(osp.join(out_dir, 'teacher_quality.md'), 'w') as f:
+        f.write('\n'.join(lines))
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    # teachers C0, C1; the methods without a teacher dashed, C2 onwards
+    for i, (m, v) in enumerate(baselines.items()):
+        ax.axhline(v['mean'], ls='--', lw=1, color=f'C{i + 2}',
+                   label=f'{NAMES[m]} (no teacher)')
+    for i, (m, by_level) in enumerate(rows['teachers'].items()):
+        pts = sorted((v['teacher_mAP'], v['mean'], v['std'])
+                     for v in by_level.values())
+        x, y, e = map(np.array, zip(*pts))
+        ax.errorbar(x, y, yerr=e, marker='o', capsize=3, color=f'C{i}',
+                    label=NAMES[m])
+    ax.set_xlabel("teacher's mAP on the training images (%)")
+    ax.set_ylabel('test mAP (%)')
+    ax.set_title('VOC-like proxy, linear regime')
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(osp.join(out_dir, 'teacher_quality.png'), dpi=120)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--levels', nargs='+', type=float,
+                        default=list(LEVELS), help='teacher noise levels')
+    parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
+    parser.add_argument('--methods', nargs='+',
+                        choices=[*BASELINES, *TEACHER_METHODS],
+                        default=[*BASELINES, *TEACHER_METHODS])
+    parser.add_argument('--fraction', type=float, default=0.2,
+                        help="the proxy's size, a share of the suite's")
+    parser.add_argument('--out', default='work_dirs/teacher_quality',
+                        help='folder of the json, md and png')
+    parser.add_argument('--work-root', default='work_dirs/teacher_quality')
+    parser.add_argument('--write-teacher', metavar='CONFIG',
+                        help='only write a synthetic teacher for CONFIG\'s '
+                        'training set (with --noise, --teacher-out, --crops)')
+    parser.add_argument('--noise', type=float, default=0.3)
+    parser.add_argument('--crops', type=int, default=0)
+    parser.add_argument('--teacher-out')
+    parser.add_argument('--cfg-options', nargs='+', default=[],
+                        metavar='KEY=VALUE')
+    parser.add_argument('--report-only', action='store_true',
+                        help='write the md and png from the json (e.g. while '
+                        'a sweep runs) and train nothing')
+    args = parser.parse_args()
+    if args.write_teacher:
+        if not args.teacher_out:
+            parser.error('--write-teacher needs --teacher-out')
+        teacher_map = write_teacher(args.write_teacher, args.noise,
+                                    args.teacher_out, args.crops,
+                                    options=args.cfg_options)
+        print(f'{args.teacher_out}: noise {args.noise:g}, teacher mAP '
+              f'{teacher_map:.2f}')
+        return
+    os.makedirs(args.out, exist_ok=True)
+    json_path = osp.join(args.out, 'teacher_quality.json')
+    if args.report_only:
+        with open(json_path) as f:
+            results = json.load(f)
+        # the command of the sweep that writes the json
+        write_outputs(results, args.out, command_line(
+            [a for a in sys.argv if a != '--report-only']),
+                      results['fraction'])
+        return
+    prepare_suite(SUITE, 'linear', args.fraction)
+    data = {c: proxy_options(SUITE, args.fraction, c)
+            for c, _ in TEACHER_METHODS.values()}
+    results = dict(fraction=args.fraction)
+    if osp.isfile(json_path):
+        with open(json_path) as f:
+            results = json.load(f)
+    if results.get('fraction') != args.fraction:
+        parser.error(f'{json_path} holds runs at --fraction '
+                     f'{results.get("fraction")}; give another --out')
+    args.work_root = osp.join(args.work_root, f'f{args.fraction:g}')
+    teachers = dict(results.get('teachers', {}))
+    for level in args.levels:
+        files = teacher_files(args.work_root, level)
+        if not all(osp.isfile(p) for p in files.values()):
+            for crops, path in files.items():
+                config = TEACHER_METHODS['aevlp' if crops else 'vlpl'][0]
+                teachers[f'{level:g}'] = write_teacher(
+                    config, level, path, crops, options=data[config])
+        elif f'{level:g}' not in teachers:
+            config = TEACHER_METHODS['vlpl'][0]
+            teachers[f'{level:g}'] = write_teacher(config, level, files[0], 0,
+                                                   options=data[config])
+    results['teachers'] = teachers
+    with open(json_path, 'w') as f:
+        json.dump(results, f, indent=1)
+    todo = []
+    for seed in args.seeds:  # seed-major: partial results cover every method
+        for method in args.methods:
+            if method in BASELINES:
+                if str(seed) not in results.get(method, {}):
+                    todo.append((method, None, seed))
+                continue
+            for level in args.levels:
+                key = f'{level:g}'
+                if str(seed) not in results.get(method, {}).get(key, {}):
+                    todo.append((method, level, seed))
+    progress = ProgressBar(len(todo))
+    for method, level, seed in todo:
+        if method in BASELINES:
+            config = suite_config(SUITE, method, 'linear')
+            work_dir = osp.join(args.work_root, method, f'seed{seed}')
+            options = []
+        else:
+            config, crops = TEACHER_METHODS[method]
+            work_dir = osp.join(args.work_root, method, f'noise{level:g}',
+                                f'seed{seed}')
+            options = [f'model.head.label_bank.score_file='
+                       f'{teacher_files(args.work_root, level)[crops]}']
+        options += proxy_options(SUITE, args.fraction, config)
+        options += select_options(config, 'spml/mAP')
+        mAP, seconds = train_and_test(config, work_dir, seed, options)
+        with open(json_path) as f:
+            results = json.load(f)
+        entry = results.setdefault(method, {})
+        if level is not None:
+            entry = entry.setdefault(f'{level:g}', {})
+        entry[str(seed)] = dict(mAP=mAP, seconds=seconds)
+        with open(json_path + '.tmp', 'w') as f:
+            json.dump(results, f, indent=1)
+        os.replace(json_path + '.tmp', json_path)
+        progress.update()
+    print()
+    if any(results.get(m) for m in BASELINES) and any(
+            results.get(m) for m in TEACHER_METHODS):
+        write_outputs(results, args.out, command_line(sys.argv),
+                      args.fraction)
+
+
+if __name__ == '__main__':
+    main()
