@@ -87,6 +87,8 @@ RELEASES = {
     'll_r': ('x10', 'drop > 3'),  # Large Loss Matters release
     'll_ct': ('x10', 'drop > 3'),
     'll_cp': ('x10', 'drop > 3'),
+    'vlpl': ('x1', 'none'),  # VLPL release: one lr, every epoch trained
+    'aevlp': ('x10', 'drop > 2'),  # AEVLP release: GR's procedure
 }
 
 
