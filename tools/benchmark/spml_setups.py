@@ -27,6 +27,8 @@ LABELS = {
     'll_r': 'LL-R',
     'll_ct': 'LL-Ct',
     'll_cp': 'LL-Cp',
+    'vlpl': 'VLPL',
+    'aevlp': 'AEVLP',
 }
 REFERENCE = dict(type='CrossEntropyLoss', use_sigmoid=True)
 
