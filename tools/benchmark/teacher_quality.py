@@ -17,14 +17,28 @@ Results go to ``teacher_quality.{json,md,png}`` under ``--out`` (default
 ``work_dirs/teacher_quality``; ``docs/results`` for the project's page).
 Runs already in the json are kept, so an interrupted sweep resumes.
 
+``--real-teacher`` adds a teacher trained here: the full-label linear model
+(AN's ``-linear-full`` config) trained on a second instance of the proxy
+made with another generator seed (the same classes and fraction, other
+images and scenes; the seed also deals the class frequencies anew), which
+scores the main proxy's training images through ``tools/score_teacher.py
+--source model``. On cached features it scores whole images only, so
+AEVLP's DAMP reads each image as its one crop (DAMP then gives the
+whole-image pseudo-labels). Its results join the same json (key
+``real_teacher``) and page.
+
 Examples:
     python -m tools.benchmark.teacher_quality --out docs/results
     # a synthetic teacher's score file for a config's training set
     python -m tools.benchmark.teacher_quality --write-teacher \
         configs/vlpl/vlpl_vgg11bn_demo.py --noise 0.3 \
         --teacher-out data/demo/teacher_scores/synthetic.npz
+    # a real teacher trained on another instance of the proxy
+    python -m tools.benchmark.teacher_quality --out docs/results \
+        --real-teacher
 """
 import argparse
+import glob
 import json
 import os
 import os.path as osp
@@ -33,9 +47,10 @@ import sys
 import numpy as np
 from mmengine.utils import ProgressBar
 
-from tools.benchmark.accuracy import (prepare_suite, proxy_options,
-                                      select_options, suite_config,
-                                      train_and_test)
+from tools.benchmark.accuracy import (LOADERS, cache_file_options,
+                                      feature_cache, prepare_suite,
+                                      proxy_options, run, select_options,
+                                      suite_config, train_and_test)
 from tools.benchmark.results_page import REPO, command_line, machine_summary
 
 #: noise levels of the synthetic teacher, from useless to perfect
@@ -49,6 +64,8 @@ TEACHER_METHODS = {
 BASELINES = ('an', 'gr', 'em_apl')
 NAMES = dict(an='AN', gr='GR', em_apl='EM + APL', vlpl='VLPL', aevlp='AEVLP')
 SUITE = 'proxy-voc'
+#: generator seed of the proxy instance the real teacher trains on
+TEACHER_DATA_SEED = 1
 
 
 def training_set(config, options=()):
@@ -85,12 +102,97 @@ def teacher_files(work_root, level):
     return {0: base + '.npz', 4: base + '_crops.npz'}
 
 
+def save_json(results, json_path):
+    with open(json_path + '.tmp', 'w') as f:
+        json.dump(results, f, indent=1)
+    os.replace(json_path + '.tmp', json_path)
+
+
+def real_teacher(json_path, work_root, fraction, seeds, command):
+    """Train the real teacher on a second proxy instance, score the main
+    proxy's training images with it and train the teacher methods on its
+    scores; each step is skipped when its output exists."""
+    root = (f'data/{SUITE}-seed{TEACHER_DATA_SEED}' +
+            ('' if fraction == 1 else f'-f{fraction:g}'))
+    if not osp.isfile(osp.join(REPO, root, 'formatted_val_labels_obs.npy')):
+        run([sys.executable, 'tools/make_proxy_data.py', '--like', 'voc',
+             '--fraction', f'{fraction:g}', '--seed', str(TEACHER_DATA_SEED),
+             '--out-dir', root])
+    cache = osp.join(root, 'features', osp.basename(feature_cache(SUITE)))
+    data = [f'{loader}.dataset.data_root={root}' for loader in LOADERS]
+    if not osp.isfile(osp.join(REPO, cache)):
+        run([sys.executable, 'tools/cache_features.py',
+             suite_config(SUITE, 'an', 'finetune'), '--threads', '1',
+             '--out', cache, '--cfg-options', *data])
+    with open(json_path) as f:
+        results = json.load(f)
+    entry = results.setdefault('real_teacher', {})
+    teacher_config = suite_config(SUITE, 'full', 'linear')
+    teacher_dir = osp.join(work_root, 'real_teacher', 'teacher')
+    if 'own_test_mAP' not in entry:
+        entry['own_test_mAP'], _ = train_and_test(
+            teacher_config, teacher_dir, 0,
+            data + cache_file_options(teacher_config, cache) +
+            select_options(teacher_config, 'spml/mAP'))
+        entry.update(config=teacher_config, data_seed=TEACHER_DATA_SEED,
+                     command=command)
+        save_json(results, json_path)
+    files = {0: osp.join(work_root, 'real_teacher', 'scores.npz'),
+             4: osp.join(work_root, 'real_teacher', 'scores_as_crop.npz')}
+    vlpl_config = TEACHER_METHODS['vlpl'][0]
+    options = proxy_options(SUITE, fraction, vlpl_config)
+    if not osp.isfile(osp.join(REPO, files[0])):
+        best = sorted(glob.glob(osp.join(REPO, teacher_dir, 'best_*.pth')))
+        run([sys.executable, 'tools/score_teacher.py', vlpl_config,
+             '--source', 'model', '--teacher-config', teacher_config,
+             '--checkpoint', osp.relpath(best[-1], REPO), '--out', files[0],
+             '--cfg-options', *options])
+    if not osp.isfile(osp.join(REPO, files[4])):
+        from spml_mm.datasets.teacher_scores import (read_teacher_scores,
+                                                     save_teacher_scores)
+        table = read_teacher_scores(osp.join(REPO, files[0]))
+        meta = dict(table['meta'], whole_image_as_crop=files[0])
+        save_teacher_scores(osp.join(REPO, files[4]), table['scores'],
+                            table['img_paths'], table['classes'], meta,
+                            crop_scores=table['scores'][:, None])
+    if 'mAP' not in entry:
+        from spml_mm.benchmarks.synthetic_teacher import full_label_matrix
+        from spml_mm.datasets.teacher_scores import load_teacher_scores
+        from spml_mm.evaluation.metrics import mean_average_precision
+        dataset = training_set(vlpl_config, options)
+        scores = load_teacher_scores(osp.join(REPO, files[0]), dataset)
+        entry['mAP'] = float(mean_average_precision(
+            scores.numpy(), full_label_matrix(dataset)))
+        save_json(results, json_path)
+    print(f'real teacher: mAP {entry["mAP"]:.2f} on the training images, '
+          f'{entry["own_test_mAP"]:.2f} on its own test split')
+    for seed in seeds:
+        for method, (config, crops) in TEACHER_METHODS.items():
+            if str(seed) in entry.get(method, {}):
+                continue
+            mAP, seconds = train_and_test(
+                config, osp.join(work_root, 'real_teacher', method,
+                                 f'seed{seed}'), seed,
+                [f'model.head.label_bank.score_file={files[crops]}'] +
+                proxy_options(SUITE, fraction, config) +
+                select_options(config, 'spml/mAP'))
+            entry.setdefault(method, {})[str(seed)] = dict(mAP=mAP,
+                                                           seconds=seconds)
+            save_json(results, json_path)
+            print(f'real teacher, {NAMES[method]} seed {seed}: {mAP:.2f}')
+    return results
+
+
+def summarize_runs(runs):
+    """Mean, std and number of the test mAPs of runs keyed by seed."""
+    values = [r['mAP'] for r in runs.values()]
+    return dict(mean=float(np.mean(values)), std=float(np.std(values)),
+                n=len(values))
+
+
 def summarize(results):
     """Mean and std of the test mAP per method and level."""
-    def stats(runs):
-        values = [r['mAP'] for r in runs.values()]
-        return dict(mean=float(np.mean(values)), std=float(np.std(values)),
-                    n=len(values))
+    stats = summarize_runs
     rows = dict(baselines={
         m: stats(results[m]) for m in BASELINES if results.get(m)
     })
@@ -101,6 +203,57 @@ def summarize(results):
             rows['teachers'].setdefault(method, {})[level] = dict(
                 stats(runs), teacher_mAP=results['teachers'][level])
     return rows
+
+
+def on_curve(levels, teacher_map):
+    """A method's mean test mAP with a synthetic teacher of mAP
+    ``teacher_map``, linear between the measured levels."""
+    points = sorted((v['teacher_mAP'], v['mean']) for v in levels.values())
+    return float(np.interp(teacher_map, *zip(*points)))
+
+
+def real_teacher_lines(real, real_rows, synthetic, teacher_maps, best_name,
+                       best):
+    """The page's section on the real teacher."""
+    below = [lv for lv, t in teacher_maps.items() if t <= real['mAP']]
+    above = [lv for lv, t in teacher_maps.items() if t > real['mAP']]
+    between = ' and '.join(
+        f'noise {lv} (teacher mAP {teacher_maps[lv]:.2f})' for lv in (
+            [max(below, key=teacher_maps.get)] if below else []) + (
+            [min(above, key=teacher_maps.get)] if above else []))
+    lines = [
+        '', '## A real teacher', '',
+        f'Written by `{real["command"]}`.', '',
+        'The teacher is a model trained here: the full-label linear model '
+        f'(`{real["config"]}`, every true label) trained on a second '
+        f'instance of the proxy, made with generator seed '
+        f'{real["data_seed"]} at the same fraction (the same classes; other '
+        'images and scenes; the seed also deals the class frequencies '
+        "anew), then scoring this proxy's training images with its sigmoid "
+        '(`tools/score_teacher.py --source model`). Its mAP on those images '
+        f"is {real['mAP']:.2f} (on its own instance's test split "
+        f"{real['own_test_mAP']:.2f}), between the synthetic teachers of "
+        f'{between}. On cached features no crops can be scored: AEVLP\'s '
+        "DAMP reads each image's whole-image scores as its one crop, so its "
+        'pseudo-labels are those of the whole image. The scores are '
+        "sigmoids, not a softmax over classes like CLIP's and the synthetic "
+        "teachers', and the configs' thresholds (set for a softmax) cut "
+        'them unchanged.', '',
+        '| method | test mAP | seeds | a synthetic teacher of that mAP |',
+        '| --- | --- | --- | --- |'
+    ]
+    for m, v in real_rows.items():
+        lines.append(
+            f'| {NAMES[m]} | {v["mean"]:.2f} +- {v["std"]:.2f} | {v["n"]} | '
+            f'{on_curve(synthetic[m], real["mAP"]):.2f} |')
+    lines += ['', 'The last column is the synthetic curve at the real '
+              "teacher's mAP (linear between the measured levels). The best "
+              f'method without a teacher, {NAMES[best_name]}, has '
+              f'{best:.2f}: ' + '; '.join(
+                  f'{NAMES[m]} with the real teacher is '
+                  f'{v["mean"] - best:+.2f} from it'
+                  for m, v in real_rows.items()) + '.']
+    return lines
 
 
 def crossing(levels, best):
@@ -166,6 +319,12 @@ def write_outputs(results, out_dir, command, fraction):
         lines.append(f'- {NAMES[m]}: ' + (
             'not reached at any measured level' if point is None else
             f'teacher mAP {point:.1f}'))
+    real = results.get('real_teacher', {})
+    real_rows = {m: summarize_runs(real[m]) for m in TEACHER_METHODS
+                 if real.get(m)}
+    if 'mAP' in real:
+        lines += real_teacher_lines(real, real_rows, rows['teachers'],
+                                    results['teachers'], best_name, best)
     lines += ['', "![Test mAP against the teacher's mAP](teacher_quality.png)",
               '']
     with open(osp.join(out_dir, 'teacher_quality.md'), 'w') as f:
@@ -184,6 +343,11 @@ def write_outputs(results, out_dir, command, fraction):
         x, y, e = map(np.array, zip(*pts))
         ax.errorbar(x, y, yerr=e, marker='o', capsize=3, color=f'C{i}',
                     label=NAMES[m])
+        if m in real_rows:
+            ax.errorbar(real['mAP'], real_rows[m]['mean'],
+                        yerr=real_rows[m]['std'], marker='*', ms=12,
+                        capsize=3, color=f'C{i}', ls='none',
+                        label=f'{NAMES[m]}, real teacher')
     ax.set_xlabel("teacher's mAP on the training images (%)")
     ax.set_ylabel('test mAP (%)')
     ax.set_title('VOC-like proxy, linear regime')
@@ -214,6 +378,9 @@ def main():
     parser.add_argument('--teacher-out')
     parser.add_argument('--cfg-options', nargs='+', default=[],
                         metavar='KEY=VALUE')
+    parser.add_argument('--real-teacher', action='store_true',
+                        help='only the real teacher: train it on a second '
+                        'proxy instance and VLPL and AEVLP on its scores')
     parser.add_argument('--report-only', action='store_true',
                         help='write the md and png from the json (e.g. while '
                         'a sweep runs) and train nothing')
@@ -229,6 +396,22 @@ def main():
         return
     os.makedirs(args.out, exist_ok=True)
     json_path = osp.join(args.out, 'teacher_quality.json')
+    if args.real_teacher:
+        if not osp.isfile(json_path):
+            save_json(dict(fraction=args.fraction), json_path)
+        with open(json_path) as f:
+            if json.load(f).get('fraction') != args.fraction:
+                parser.error(f'{json_path} holds runs at another --fraction; '
+                             'give another --out')
+        prepare_suite(SUITE, 'linear', args.fraction)
+        results = real_teacher(
+            json_path, osp.join(args.work_root, f'f{args.fraction:g}'),
+            args.fraction, args.seeds, command_line(sys.argv))
+        if any(results.get(m) for m in BASELINES):
+            write_outputs(results, args.out, command_line(
+                [a for a in sys.argv if a != '--real-teacher']),
+                          args.fraction)
+        return
     if args.report_only:
         with open(json_path) as f:
             results = json.load(f)
