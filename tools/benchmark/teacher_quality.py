@@ -253,6 +253,15 @@ def real_teacher_lines(real, real_rows, synthetic, teacher_maps, best_name,
                   f'{NAMES[m]} with the real teacher is '
                   f'{v["mean"] - best:+.2f} from it'
                   for m, v in real_rows.items()) + '.']
+    gains = {m: v['mean'] - on_curve(synthetic[m], real['mAP'])
+             for m, v in real_rows.items()}
+    if all(g > 0 for g in gains.values()):
+        lines += ['', 'Every method gains more from the real teacher than '
+                  'from a synthetic teacher of the same mAP: its mAP alone '
+                  'does not place a teacher on the curve. Its errors are '
+                  "a model's, not uniform noise, its scores are another "
+                  "form, and it brings what it learned from the other "
+                  "instance's labelled images."]
     return lines
 
 
