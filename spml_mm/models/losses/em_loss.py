@@ -1,4 +1,4 @@
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 import torch
 import torch.nn as nn
@@ -44,22 +44,42 @@ def em_value_and_grad(z: torch.Tensor,
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
+    targets = () if pseudo_negative is None else (
+        (pseudo_negative, beta, soft_label.to(z.dtype)), )
+    value, grad = em_entries(z, s, alpha, targets, n)
+    return value.mean(), grad / z.numel()
+
+
+def em_entries(z: torch.Tensor,
+               s: torch.Tensor,
+               alpha: float,
+               soft_targets: Sequence[tuple] = (),
+               n: Optional[torch.Tensor] = None
+               ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """EM's loss of every entry and its derivative in the entry's logit,
+    both (B, C), with pseudo-labels as soft targets: each ``(mask, weight,
+    t)`` of ``soft_targets`` puts ``weight * BCE(p, t)`` (derivative
+    ``weight (p - t)``) on the unobserved entries of its 0/1 mask, later
+    ones over earlier ones. :func:`em_value_and_grad` (one target: APL's
+    negatives) and VLPL's loss (its positive and negative pseudo-labels)
+    take the mean.
+    """
     # entries are chosen with 0/1 weights (torch.lerp is exact at 0 and 1)
     s = s.to(z.dtype)
     p, log_p = torch.sigmoid(z), F.logsigmoid(z)
     qz = (1 - p) * z  # -H(p) = log p - (1 - p) z
     value = alpha * (log_p - qz)
     grad = torch.mul(p, alpha).mul_(qz)
-    if pseudo_negative is not None:
-        negative, t = pseudo_negative.to(z.dtype), soft_label.to(z.dtype)
-        value.lerp_(beta * ((1 - t) * z - log_p), negative)
-        grad.lerp_(beta * (p - t), negative)
+    for mask, weight, t in soft_targets:
+        mask = mask.to(z.dtype)
+        value.lerp_(weight * ((1 - t) * z - log_p), mask)
+        grad.lerp_(weight * (p - t), mask)
     value.lerp_(-log_p, s)
     grad.lerp_(p - 1, s)
     if n is not None:  # -log(1 - p) = z - log p, whatever the bank holds
         value = torch.where(n, z - log_p, value)
         grad = torch.where(n, p, grad)
-    return value.mean(), grad / z.numel()
+    return value, grad
 
 
 em_loss = differentiable(em_value_and_grad)

@@ -2,10 +2,10 @@ from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
 from ..label_banks.label_bank import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
+from .em_loss import em_entries
 from .value_and_grad import differentiable, indicator
 
 
@@ -51,21 +51,8 @@ def vlpl_value_and_grad(z: torch.Tensor,
     Returns:
         tuple: The loss (a scalar) and its gradient (B, C).
     """
-    s = s.to(z.dtype)
-    p, log_p = torch.sigmoid(z), F.logsigmoid(z)
-    qz = (1 - p) * z  # H(p) = qz - log p
-    value = alpha * (log_p - qz)
-    grad = torch.mul(p, alpha).mul_(qz)
-    for mask, weight, t in ((negative, beta_neg, 1 - rho),
-                            (positive, beta_pos, rho)):
-        mask = mask.to(z.dtype)
-        value.lerp_(weight * ((1 - t) * z - log_p), mask)
-        grad.lerp_(weight * (p - t), mask)
-    value.lerp_(-log_p, s)
-    grad.lerp_(p - 1, s)
-    if n is not None:  # -log(1 - p) = z - log p
-        value = torch.where(n, z - log_p, value)
-        grad = torch.where(n, p, grad)
+    value, grad = em_entries(z, s, alpha, ((negative, beta_neg, 1 - rho),
+                                           (positive, beta_pos, rho)), n)
     return value.mean(), grad / z.numel()
 
 
