@@ -141,15 +141,22 @@ def compare_vlpl(repo: str, seeds=range(3)) -> dict:
                     loss = VLPLLoss(
                         alpha=setting['alpha'],
                         pseudo_positive_weight=setting['beta_pos'])
-                    d = differences(
-                        value_and_grad(
-                            lambda z: loss(z, observed, pseudo.to(
-                                torch.int8)), logits),
-                        value_and_grad(theirs, logits))
-                    worst = {k: max(v, worst.get(k, 0.)) for k, v in d.items()}
+                    worst = worse(worst, loss, theirs, logits, observed,
+                                  pseudo)
                 rows[case_name(name, scale, eps)] = worst
                 release.LOG_EPSILON = epsilon
     return rows
+
+
+def worse(worst: dict, loss, theirs, logits, observed, pseudo) -> dict:
+    """``worst`` with each difference of ``loss`` (ours, on the bank's
+    int8 pseudo-labels) and the release's ``theirs`` on one batch kept where
+    it is larger."""
+    d = differences(
+        value_and_grad(
+            lambda z: loss(z, observed, pseudo.to(torch.int8)), logits),
+        value_and_grad(theirs, logits))
+    return {k: max(v, worst.get(k, 0.)) for k, v in d.items()}
 
 
 def compare_gpr(repo: str, seeds=range(3)) -> dict:
@@ -191,12 +198,8 @@ def compare_gpr(repo: str, seeds=range(3)) -> dict:
                         pseudo_weight_range=s['lam'][::-1],
                         reg_weight=s['reg'], expected_positives=s['k'])
                     loss.set_epoch(epoch - 1, T)
-                    d = differences(
-                        value_and_grad(
-                            lambda z: loss(z, observed, pseudo.to(
-                                torch.int8)), logits),
-                        value_and_grad(theirs, logits))
-                    worst = {k: max(v, worst.get(k, 0.)) for k, v in d.items()}
+                    worst = worse(worst, loss, theirs, logits, observed,
+                                  pseudo)
                 rows[case_name(name, scale, eps)] = worst
                 release.LOG_EPSILON = epsilon
     return rows
