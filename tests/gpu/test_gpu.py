@@ -30,6 +30,13 @@ from tests.conftest import PYTHON, REPO, run_tool
 from tests.models.test_no_host_sync import CONFIGS, batch
 from tests.tools.test_train_test import CONFIG, free_port, tiny_options
 
+# the repository before what the machine has on its path (a GPU machine
+# without registry access has the OpenMMLab stack in /tmp/site)
+TOOL_ENV = dict(
+    os.environ,
+    PYTHONPATH=os.pathsep.join(
+        filter(None, [REPO, os.environ.get('PYTHONPATH')])))
+
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(),
@@ -93,7 +100,7 @@ def train(tiny_demo, work, precision, *extra, tool='tools/train.py'):
         options.append(f'optim_wrapper.dtype={PRECISIONS[precision]}')
         extra = ('--amp', ) + extra
     return run_tool([PYTHON, tool, CONFIG, '--work-dir', work, *extra] +
-                    options, env=dict(os.environ, PYTHONPATH=REPO))
+                    options, env=TOOL_ENV)
 
 
 @pytest.mark.slow
@@ -123,7 +130,7 @@ def test_resume(tiny_demo, tmp_path):
         [PYTHON, 'tools/train.py', CONFIG, '--work-dir', work, '--amp',
          '--no-validate', '--resume'] + tiny_options(tiny_demo, 2) +
         ['optim_wrapper.dtype=bfloat16'],
-        env=dict(os.environ, PYTHONPATH=REPO))
+        env=TOOL_ENV)
     assert 'resumed epoch: 1' in out
     checkpoint = torch.load(osp.join(work, 'epoch_2.pth'), weights_only=True)
     assert checkpoint['meta']['epoch'] == 2
@@ -142,7 +149,7 @@ def test_fast_recipe_through_train_tool(tiny_demo, tmp_path):
     out = run_tool([PYTHON, 'tools/train.py', str(config), '--work-dir',
                     str(work)] + tiny_options(tiny_demo, 1) +
                    ['gpu_fast.num_workers=2'],
-                   env=dict(os.environ, PYTHONPATH=REPO))
+                   env=TOOL_ENV)
     assert "runner_type = 'SPMLGPUFastRunner'" in out
     assert "type='AmpOptimWrapper'" in out and "dtype='bfloat16'" in out
     assert re.search(r'Epoch\(train\) \[1\]', out)

@@ -138,7 +138,7 @@ class LabelEstimateTable(BaseLabelBank):
             rows = torch.where(first & observed_negative.to(device),
                                logit(0.005), rows)
         self.estimate_logits[index] = rows
-        self.seen[index] = True
+        self.seen.index_fill_(0, index, True)  # a scalar fill: no copy
         return dict(estimate_logits=rows,
                     step_estimates=functools.partial(self.step, index))
 
@@ -147,7 +147,7 @@ class LabelEstimateTable(BaseLabelBank):
         """One Adam step given the gradient of rows ``index`` (B, C)."""
         beta1, beta2 = self.betas
         grad = grad.to(self.estimate_logits.dtype)
-        self.trained[index] = True
+        self.trained.index_fill_(0, index, True)
         if self.adam == 'dense':
             full = torch.zeros_like(self.estimate_logits)
             full[index] = grad

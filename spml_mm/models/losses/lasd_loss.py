@@ -77,11 +77,12 @@ def lasd_value_and_grad(z: torch.Tensor,
         positive.masked_fill_(n, 0.)
     # w+ on the positive term's entries, w- on the others; with the batch
     # mean's 1 / B
-    one, w_pos, w_neg = z.new_tensor([1., lambda_pos, lambda_neg]) / z.size(0)
+    one, w_pos, w_neg = (z.new_full((), w).div_(z.size(0))
+                         for w in (1., lambda_pos, lambda_neg))  # no copy
     weight = torch.empty_like(z).copy_(w_neg).lerp_(w_pos, disambiguated)
     weight.lerp_(one, s)
     if n is not None:
-        weight.masked_fill_(n, one)
+        weight = torch.where(n, one, weight)
     if gamma_pos:
         focus_pos = torch.mul(log_q, gamma_pos).exp_()
         loss_pos = focus_pos * log_p
