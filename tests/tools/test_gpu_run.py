@@ -7,6 +7,7 @@ runs only the missing evidence run."""
 import json
 import os
 import subprocess
+import tarfile
 
 import pytest
 
@@ -14,15 +15,24 @@ from tests.conftest import PYTHON, REPO
 from tools.benchmark import gpu_collect, gpu_run
 
 
-def gpu_command(out, results, *extra):
+def gpu_command(back, results, *extra):
+    """The command's manifest and its output, unpacked."""
     proc = subprocess.run(
         ['bash', 'tools/gpu_run.sh', '--device', 'cpu', '--tiny', '--out',
-         str(out), '--results-dir', str(results), '--gpu-tests', 'tests/gpu',
-         '--budget', '900', '--work', str(out.parent / 'work'), *extra],
+         str(back), '--stage', str(back.parent / 'stage'), '--results-dir',
+         str(results), '--gpu-tests', 'tests/gpu', '--budget', '900',
+         '--work', str(back.parent / 'work'), *extra],
         cwd=REPO, capture_output=True, text=True, timeout=1200,
         env=dict(os.environ, PYTHON=PYTHON, PYTHONPATH=REPO))
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads((out / 'manifest.json').read_text())
+    # the device tool returns at most 8 files of $OUT
+    assert sorted(os.listdir(back)) == ['gpu_run.tar.gz', 'manifest.json']
+    out = back.parent / f'{back.name}_unpacked'
+    with tarfile.open(back / 'gpu_run.tar.gz') as tar:
+        tar.extractall(out, filter='data')
+    manifest = json.loads((back / 'manifest.json').read_text())
+    assert json.loads((out / 'manifest.json').read_text()) == manifest
+    return manifest, out
 
 
 def read(path):
@@ -33,8 +43,8 @@ def read(path):
 def test_gpu_run_rehearsal(tmp_path):
     results = tmp_path / 'results'
     results.mkdir()
-    out = tmp_path / 'out1'
-    manifest = gpu_command(out, results)
+    back = tmp_path / 'out1'
+    manifest, out = gpu_command(back, results)
     parts = manifest['parts']
     assert manifest['kind'] == dict(device='cpu', tiny=True)
     assert manifest['environment']['torch']
@@ -73,8 +83,8 @@ def test_gpu_run_rehearsal(tmp_path):
 
     # collected: a rehearsal never into docs/results
     with pytest.raises(SystemExit):
-        gpu_collect.main([str(out)])
-    written = gpu_collect.main([str(out), '--results-dir', str(results)])
+        gpu_collect.main([str(back)])
+    written = gpu_collect.main([str(back), '--results-dir', str(results)])
     assert {'gpu_tier.md', 'gpu.md', 'gpu_profile.md', 'gpu_runs.json',
             'accuracy_proxy-voc_finetune-f0.01.md'} <= set(written)
     assert '0 failed' in (results / 'gpu_tier.md').read_text()
@@ -84,17 +94,17 @@ def test_gpu_run_rehearsal(tmp_path):
     del seeds['an']['0']
     (results / 'accuracy_proxy-voc_finetune-f0.01.json').write_text(
         json.dumps(seeds))
-    manifest = gpu_command(tmp_path / 'out2', results)
+    manifest, out = gpu_command(tmp_path / 'out2', results)
     parts = manifest['parts']
     assert parts['tier']['status'] == 'skipped: committed, all passed'
     assert parts['speed']['status'] == 'skipped: committed, complete'
     assert parts['profile']['status'] == 'skipped: committed'
     assert [r['run'] for r in parts['evidence']['finished']] == [
         ['seed', 'an', 0]]
-    again = read(tmp_path / 'out2' / 'evidence' /
+    again = read(out / 'evidence' /
                  'accuracy_proxy-voc_finetune-f0.01_lr_search.json')
     assert again == search
-    gpu_collect.main([str(tmp_path / 'out2'), '--results-dir', str(results)])
+    gpu_collect.main([str(out), '--results-dir', str(results)])  # unpacked
     assert len(read(results / 'gpu_runs.json')['runs']) == 2
 
 
@@ -119,7 +129,8 @@ def test_tier_result_counts_each_outcome(tmp_path):
 
 def test_committed_results_of_another_kind_are_not_skipped(tmp_path):
     args = gpu_run.parse_args(['--device', 'cpu', '--tiny', '--out',
-                               str(tmp_path / 'out'), '--results-dir',
+                               str(tmp_path / 'out'), '--stage',
+                               str(tmp_path / 'stage'), '--results-dir',
                                str(tmp_path)])
     run = gpu_run.Run(args)
     (tmp_path / 'gpu_tier.json').write_text(json.dumps(

@@ -22,8 +22,10 @@ import json
 import os
 import os.path as osp
 import shutil
+import tarfile
+import tempfile
 
-from tools.benchmark.gpu_run import REPO, load, write_json
+from tools.benchmark.gpu_run import PACK, REPO, load, write_json
 
 
 def tier_page(result: dict) -> str:
@@ -60,10 +62,21 @@ def profile_page(result: dict) -> str:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('out', help='the folder a GPU command returned')
+    parser.add_argument('out', help='the folder a GPU command returned '
+                        f'(with its {PACK}), or the unpacked output')
     parser.add_argument('--results-dir',
                         default=osp.join(REPO, 'docs', 'results'))
     args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as unpacked:
+        packed = osp.join(args.out, PACK)
+        if osp.isfile(packed):
+            with tarfile.open(packed) as tar:
+                tar.extractall(unpacked, filter='data')
+            args.out = unpacked
+        return collect(parser, args)
+
+
+def collect(parser, args) -> list:
     manifest = load(osp.join(args.out, 'manifest.json'))
     if not manifest:
         parser.error(f'{args.out} has no manifest.json: not the output of '

@@ -20,10 +20,11 @@ committed results) for the same kind of run (device, ``--tiny``):
    from the image cache; the results jsons, seeded with the committed ones,
    gain every finished run at once.
 
-Everything lands in ``--out``, with ``manifest.json`` (device, versions,
-what each part did) rewritten after every part. ``python -m
-tools.benchmark.gpu_collect OUT`` copies the results into ``docs/results``
-and writes the pages again. ``--device cpu --tiny`` rehearses every part in
+Everything is written into ``--stage`` and packed, after every part, into
+``--out`` as ``gpu_run.tar.gz`` beside ``manifest.json`` (device, versions,
+what each part did): the device tool returns at most 8 files of ``$OUT``.
+``python -m tools.benchmark.gpu_collect OUT`` copies the results into
+``docs/results`` and writes the pages again. ``--device cpu --tiny`` rehearses every part in
 seconds (tiny data and runs; the GPU tier's tests are collected and skip).
 
 Example:
@@ -40,6 +41,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 import xml.etree.ElementTree as ET
 from typing import Dict, List, Optional
@@ -58,6 +60,8 @@ SEEDS = (0, 1, 2)
 COST = dict(lasd=5.)
 SUITE = 'proxy-voc'
 PROXY_CONFIG = 'configs/an/efficientnet-lite0_proxy-voc.py'
+#: the packed output, in --out
+PACK = 'gpu_run.tar.gz'
 
 
 def rates(method: str, args) -> tuple:
@@ -73,7 +77,9 @@ class Run:
         self.args = args
         self.start = float(os.environ.get('GPU_RUN_START', time.time()))
         self.deadline = self.start + args.budget
-        os.makedirs(args.out, exist_ok=True)
+        shutil.rmtree(args.out, ignore_errors=True)  # an earlier command's
+        os.makedirs(args.out)
+        os.makedirs(args.back, exist_ok=True)
         self.manifest = dict(
             command=' '.join(['bash tools/gpu_run.sh', *args.argv]),
             kind=self.kind(), environment=environment(args.device),
@@ -103,6 +109,8 @@ class Run:
     def save(self) -> None:
         self.manifest['elapsed_s'] = round(time.time() - self.start, 1)
         write_json(osp.join(self.args.out, 'manifest.json'), self.manifest)
+        pack(self.args.out, self.args.back)
+        shutil.copy(osp.join(self.args.out, 'manifest.json'), self.args.back)
 
     def committed(self, name: str) -> Optional[dict]:
         """A result json of ``--results-dir`` made by the same kind of
@@ -133,6 +141,15 @@ def environment(device: str) -> dict:
         cudnn=torch.backends.cudnn.version() if cuda else None,
         python=platform.python_version(), cpu_cores=os.cpu_count(),
         host=platform.node(), **versions)
+
+
+def pack(stage: str, back: str) -> None:
+    """``stage`` as ``back/gpu_run.tar.gz``, replaced whole (a command
+    killed while packing still returns the previous pack)."""
+    path = osp.join(back, PACK)
+    with tarfile.open(path + '.part', 'w:gz') as tar:
+        tar.add(stage, arcname='.')
+    os.replace(path + '.part', path)
 
 
 def write_json(path: str, data) -> None:
@@ -537,7 +554,11 @@ def keep_logs(args, key, folder) -> None:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--out', required=True,
-                        help='the folder that comes back from the machine')
+                        help='the folder that comes back from the machine: '
+                        f'manifest.json and {PACK}, the whole output')
+    parser.add_argument('--stage', default='work_dirs/gpu_run/out',
+                        help='where the output is written before it is '
+                        'packed (emptied first)')
     parser.add_argument('--budget', type=float, default=540,
                         help='seconds from the start of tools/gpu_run.sh '
                         'after which no part starts and the running ones '
@@ -566,6 +587,8 @@ def parse_args(argv=None):
                         help='work dirs of the runs (not returned)')
     args = parser.parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else list(argv)
+    # the parts write into the stage, packed into --out
+    args.back, args.out = osp.abspath(args.out), osp.abspath(args.stage)
     args.tiny_fraction = 0.01
     args.tiny_options = []
     args.seeds = SEEDS
@@ -588,7 +611,6 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    args.out = osp.abspath(args.out)
     run = Run(args)
     procs = start_data(run) if {'speed', 'profile', 'evidence'} & set(
         args.parts) else {}
