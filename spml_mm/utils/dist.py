@@ -73,9 +73,13 @@ def destroy_distributed() -> None:
     A ``gloo`` group left to the interpreter's exit can abort a rank
     (``terminate called without an active exception``) after its work is
     done, failing the ``torchrun`` job; PyTorch asks every job to destroy
-    its group explicitly.
+    its group explicitly. The ranks meet first: a rank that tears its
+    connections down while another still finishes its last collective
+    aborts that one (seen once in CI as rank 1's ``SIGABRT`` after the last
+    checkpoint of a two-rank run).
     """
     if torch_dist.is_available() and torch_dist.is_initialized():
+        torch_dist.barrier()
         torch_dist.destroy_process_group()
 
 
