@@ -47,6 +47,35 @@ def test_stops_where_the_release_stops(max_drop, scores, expected):
     assert stop_epoch(hook, scores, runner) == expected
 
 
+@pytest.mark.parametrize('max_drop, patience, scores, expected', [
+    # AEVLP release: 2 validations without a new best, or a 2-point fall
+    (2., 2, [60., 70., 69., 71., 70.5, 70.9], 6),
+    (2., 2, [60., 70., 69., 69.5], 4),
+    (2., 2, [60., 70., 67.9], 3),
+    (2., 2, [60., 70., 69., 71., 70.], None),
+    # patience alone: a fall of any size waits for the count
+    (None, 3, [60., 70., 10., 10., 10.], 5),
+    (None, 1, [60., 70., 70.], 3),
+])
+def test_patience_counts_validations_without_a_new_best(
+        max_drop, patience, scores, expected):
+    runner = make_runner(f'patience_{max_drop}_{patience}_{scores}')
+    hook = SPMLEarlyStoppingHook(max_drop=max_drop, patience=patience)
+    assert stop_epoch(hook, scores, runner) == expected
+
+
+def test_patience_count_survives_a_checkpoint_round_trip():
+    hook = SPMLEarlyStoppingHook(max_drop=2., patience=2)
+    first = make_runner('patience_resume_first')
+    assert stop_epoch(hook, [60., 70., 69.], first) is None
+    resumed = make_runner('patience_resume_second')
+    resumed.message_hub.load_state_dict(
+        from_plain(to_plain(first.message_hub.state_dict())))
+    resumed.epoch = 4
+    hook.after_val_epoch(resumed, {'spml/mAP': 69.5})
+    assert resumed.train_loop.stop_training
+
+
 def test_best_score_survives_a_checkpoint_round_trip():
     """A resumed run stops where the uninterrupted one does: the best score
     travels in the message hub, stored as plain types."""
@@ -67,6 +96,10 @@ def test_refuses_bad_arguments_and_missing_metric():
     for bad in (-1., float('nan'), '2'):
         with pytest.raises(ValueError, match='max_drop must be None or'):
             SPMLEarlyStoppingHook(max_drop=bad)
+    for bad in (0, 1.5, '2'):
+        with pytest.raises(ValueError, match='patience must be None or an '
+                           'integer >= 1'):
+            SPMLEarlyStoppingHook(patience=bad)
     hook = SPMLEarlyStoppingHook(monitor='spml/mAP')
     with pytest.raises(KeyError, match=r"monitors 'spml/mAP', which the "
                        r"validation metrics \['accuracy/top1'\] lack"):

@@ -7,14 +7,15 @@
 # model.head.label_bank.score_file. The release's procedure (train.py): Adam
 # with the head's learning rate x10, GR's schedules of beta and alpha moved
 # before every epoch, training stopped once val mAP falls more than 2 points
-# below its best; the best validation epoch is tested.
+# below its best or after 2 epochs without a new best; the best validation
+# epoch is tested.
 #
 # Switches, by name:
 #   model.head.label_bank.score_file=PATH        the teacher's scores + crops
 #   model.head.label_bank.threshold=0.5          tau
 #   model.head.label_bank.top_k=3                positives per image at most
 #   model.head.label_bank.negative_pseudo_labels=True   GPR's negative term
-#   default_hooks.early_stopping.max_drop=inf    train every epoch
+#   default_hooks.early_stopping=None            train every epoch
 _base_ = ['../schedules/adam.py', '../default_runtime.py']
 
 # configs/pascal.json of the release; a dataset config changes its column
@@ -48,5 +49,5 @@ optim_wrapper = dict(paramwise_cfg=dict(
 
 default_hooks = dict(epoch_schedule=dict(type='SPMLEpochHook'),
                      early_stopping=dict(type='SPMLEarlyStoppingHook',
-                                         max_drop=2.),
+                                         max_drop=2., patience=2),
                      teacher_scores=dict(type='SPMLTeacherScoreHook'))

@@ -18,7 +18,10 @@ class SPMLEarlyStoppingHook(Hook):
       and the EM paper, Sec. 5.1: stop "when mAP on the validation set
       descends");
     - ``max_drop=d``: the score is more than ``d`` below the best (the GR
-      release: 2 mAP points; the Large Loss Matters release: 3).
+      release: 2 mAP points; the Large Loss Matters release: 3);
+    - ``patience=k``: ``k`` validations in a row brought no new best (with
+      ``max_drop=2.`` and ``patience=2``, the AEVLP release's rule). Either
+      rule set stops training when it fires.
 
     The epoch's checkpoints are written as usual, so the best validation
     checkpoint (``CheckpointHook(save_best=...)``) is the one to test, as the
@@ -42,9 +45,12 @@ class SPMLEarlyStoppingHook(Hook):
             ``'auto'``: the first key the validation reports. Defaults to
             ``'auto'``.
         max_drop (float, optional): Largest tolerated fall below the best
-            score, in the metric's unit; None stops at the first epoch that
-            is no new best; ``float('inf')`` never stops (every epoch
-            trains, the best is kept). Defaults to None.
+            score, in the metric's unit; ``float('inf')`` never stops on a
+            fall (every epoch trains, the best is kept). Defaults to None.
+        patience (int, optional): Validations in a row without a new best
+            after which training stops. Defaults to None. With both
+            ``max_drop`` and ``patience`` None, training stops at the first
+            epoch that is no new best.
 
     Example:
         >>> custom_hooks = [dict(type='SPMLEarlyStoppingHook', max_drop=2.)]
@@ -56,24 +62,43 @@ class SPMLEarlyStoppingHook(Hook):
     # before CheckpointHook ('VERY_LOW'), which saves the best checkpoint
     priority = 'LOW'
 
-    def __init__(self, monitor: str = 'auto',
-                 max_drop: Optional[float] = None):
+    def __init__(self,
+                 monitor: str = 'auto',
+                 max_drop: Optional[float] = None,
+                 patience: Optional[int] = None):
         if max_drop is not None and not (isinstance(max_drop, (int, float))
                                          and max_drop >= 0):
             raise ValueError('max_drop must be None or a number >= 0, '
                              f'got {max_drop!r}')
+        if patience is not None and not (isinstance(patience, int)
+                                         and patience >= 1):
+            raise ValueError('patience must be None or an integer >= 1, '
+                             f'got {patience!r}')
         self.monitor = monitor
         self.max_drop = max_drop
+        self.patience = patience
 
     @property
     def _key(self) -> str:
         return f'early_stopping/best_{self.monitor}'
 
+    @property
+    def _stale_key(self) -> str:
+        return f'early_stopping/stale_{self.monitor}'
+
+    def _rules(self) -> str:
+        if self.max_drop is None and self.patience is None:
+            return 'no new best'
+        rules = [] if self.max_drop is None else [
+            f'more than {self.max_drop} below the best']
+        if self.patience is not None:
+            rules.append(f'{self.patience} validations in a row without a '
+                         'new best')
+        return ' or '.join(rules)
+
     def before_train(self, runner) -> None:
-        rule = ('the first epoch that is no new best' if self.max_drop is None
-                else f'more than {self.max_drop} below the best')
-        runner.logger.info(f'SPMLEarlyStoppingHook: stops at {rule} of the '
-                           f'validation metric {self.monitor}' +
+        runner.logger.info(f'SPMLEarlyStoppingHook: stops at {self._rules()} '
+                           f'of the validation metric {self.monitor}' +
                            (' (the first key validation reports).'
                             if self.monitor == 'auto' else '.'))
 
@@ -91,13 +116,20 @@ class SPMLEarlyStoppingHook(Hook):
         best = runner.message_hub.get_info(self._key)
         if best is None or score > best:
             runner.message_hub.update_info(self._key, score)
+            runner.message_hub.update_info(self._stale_key, 0)
             return
-        stop = (score <= best if self.max_drop is None else
-                best - score > self.max_drop)
+        stale = runner.message_hub.get_info(self._stale_key, 0) + 1
+        runner.message_hub.update_info(self._stale_key, stale)
+        if self.max_drop is None and self.patience is None:
+            stop = True
+        else:
+            stop = (self.max_drop is not None
+                    and best - score > self.max_drop) or (
+                        self.patience is not None and stale >= self.patience)
         if stop:
-            rule = ('no new best' if self.max_drop is None else
-                    f'more than {self.max_drop} below the best')
             runner.logger.info(
                 f'Early stopping after epoch {runner.epoch}: '
-                f'{self.monitor} {score:.4f} is {rule} ({best:.4f}).')
+                f'{self.monitor} {score:.4f} against the best {best:.4f}, '
+                f'{stale} validation(s) without a new best (rule: '
+                f'{self._rules()}).')
             runner.train_loop.stop_training = True
