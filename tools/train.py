@@ -4,9 +4,9 @@ import argparse
 from mmengine.config import Config
 
 from spml_mm.utils import (apply_launch_args, check_pretrained_weights,
-                           check_train_schedule, claim_work_dir,
-                           drop_disabled_hooks, parse_launch_args,
-                           run_runner)
+                           check_runner_setup, check_train_schedule,
+                           claim_work_dir, drop_disabled_hooks,
+                           parse_launch_args, run_runner)
 
 
 def parse_args():
@@ -84,6 +84,7 @@ def merge_args(cfg, args):
 def main():
     args = parse_args()
     cfg = merge_args(Config.fromfile(args.config), args)
+    check_runner_setup(cfg, 'train')  # what this machine cannot run, first
     check_train_schedule(cfg)
     check_pretrained_weights(cfg)
     with claim_work_dir(cfg):

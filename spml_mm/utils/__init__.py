@@ -8,8 +8,8 @@ from .checkpoint_fit import (CheckpointMismatchError, check_checkpoint_fits,
 from .device import to_device
 from .dist import (DistributedTimeoutError, destroy_distributed,
                    explain_distributed_timeout, setup_cpu_distributed)
-from .launch import (apply_launch_args, drop_disabled_hooks, parse_launch_args,
-                     run_runner)
+from .launch import (apply_launch_args, check_runner_setup,
+                     drop_disabled_hooks, parse_launch_args, run_runner)
 from .pretrained import PretrainedWeightsError, check_pretrained_weights
 from .work_dir import WorkDirInUseError, check_train_schedule, claim_work_dir
 
@@ -18,7 +18,7 @@ __all__ = [
     'DamagedCheckpointError', 'PretrainedWeightsError',
     'DistributedTimeoutError', 'UnsafeCheckpointError', 'WorkDirInUseError',
     'apply_launch_args', 'check_checkpoint_fits',
-    'check_pretrained_weights', 'check_train_schedule',
+    'check_pretrained_weights', 'check_runner_setup', 'check_train_schedule',
     'checkpoint_differences', 'claim_work_dir', 'destroy_distributed',
     'drop_disabled_hooks', 'explain_distributed_timeout',
     'find_last_checkpoint', 'load_checkpoint_safely', 'model_signature',

@@ -79,9 +79,10 @@ def drop_disabled_hooks(cfg: Config) -> None:
 def check_runner_setup(cfg: Config, mode: str) -> None:
     """Refuse, before the runner is built, what the machine or the
     registries cannot serve: a ``runner_type`` that MMEngine's ``RUNNERS``
-    (where the runner is built from) does not know, and mixed precision
-    (``AmpOptimWrapper``, ``--amp``) for training without a GPU. The GPU
-    fast recipe checks CUDA itself (``SPMLGPUFastRunner``).
+    (where the runner is built from) does not know, what the runner class
+    refuses on this machine (its ``check_machine(cfg)``, if it has one: the
+    GPU fast recipe's ``SPMLGPUFastRunner`` without CUDA), and mixed
+    precision (``AmpOptimWrapper``, ``--amp``) for training without a GPU.
 
     Args:
         cfg (Config): The merged config.
@@ -95,6 +96,11 @@ def check_runner_setup(cfg: Config, mode: str) -> None:
             'runner_type to one of them, or register the class in '
             'mmengine.registry.RUNNERS and list its module in '
             'custom_imports.')
+    check_machine = getattr(
+        RUNNERS.get(runner_type) if isinstance(runner_type, str) else
+        runner_type, 'check_machine', None)
+    if check_machine is not None:
+        check_machine(cfg)
     kind = str((cfg.get('optim_wrapper') or {}).get('type', ''))
     if mode == 'train' and 'AmpOptimWrapper' in kind and get_device() in (
             'cpu', 'mps'):

@@ -147,3 +147,23 @@ def test_train_tool_refuses_the_recipe_on_cpu(tmp_path, tiny_demo):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert re.search(r'Epoch\(train\) \[1\]', proc.stdout + proc.stderr)
     assert (work / 'epoch_1.pth').is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(torch.cuda.is_available(), reason='needs a CPU machine')
+def test_machine_is_checked_before_the_pretrained_weights(tmp_path):
+    """The recipe on ResNet-50 without its ImageNet weights here: the
+    missing GPU is named first, not the weights a CPU run would not use."""
+    config = tmp_path / 'fast.py'
+    config.write_text("_base_ = ['spml_mm::an/resnet50_voc.py', "
+                      "'spml_mm::_base_/runtime_gpu_fast.py']\n")
+    proc = subprocess.run(
+        [PYTHON, 'tools/train.py', str(config), '--work-dir',
+         str(tmp_path / 'work'), '--cfg-options',
+         f'model.backbone.init_cfg.checkpoint={tmp_path}/missing.pth'],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+        env=dict(__import__('os').environ, PYTHONPATH=REPO))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "runner_type='SPMLGPUFastRunner' is the GPU fast recipe" in out
+    assert 'missing.pth' not in out

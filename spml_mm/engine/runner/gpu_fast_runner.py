@@ -149,8 +149,14 @@ class SPMLGPUFastRunner(Runner):
     """
 
     @classmethod
-    def from_cfg(cls, cfg: Config) -> Runner:
+    def check_machine(cls, cfg: Config) -> None:
+        """What ``tools/train.py`` asks of the runner class before any
+        other check (:func:`refuse_without_cuda`)."""
         refuse_without_cuda(cfg)
+
+    @classmethod
+    def from_cfg(cls, cfg: Config) -> Runner:
+        cls.check_machine(cfg)
         return super().from_cfg(apply_gpu_fast(cfg))
 
     def wrap_model(self, model_wrapper_cfg, model):
