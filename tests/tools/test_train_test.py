@@ -203,13 +203,15 @@ def test_misuse_is_refused_with_what_to_do(tiny_demo, one_epoch, tmp_path):
     ckpt = osp.join(work, 'epoch_1.pth')
     # a VGG-11 checkpoint under a VGG-13 config
     vgg13 = ['model.backbone.depth=13']
-    out = run_failing([PYTHON, 'tools/test.py', CONFIG, ckpt] + options +
-                      vgg13)
+    # tools/test.py's logs beside the test, not in ./work_dirs
+    test_tool = [PYTHON, 'tools/test.py', CONFIG, '--work-dir',
+                 str(tmp_path / 'test')]
+    out = run_failing(test_tool + [ckpt] + options + vgg13)
     assert f'CheckpointMismatchError: checkpoint {ckpt} does not fit' in out
     assert 'weights of the model are not in the checkpoint' in out
     assert 'Epoch(test)' not in out
-    out = run_tool([PYTHON, 'tools/test.py', CONFIG, ckpt] + options +
-                   vgg13 + ['load_strict=False'])
+    out = run_tool(test_tool + [ckpt] + options + vgg13 +
+                   ['load_strict=False'])
     assert 'load_strict=False: ' in out and 'Epoch(test)' in out
     # a second run in the same work dir without --resume
     out = run_failing([PYTHON, 'tools/train.py', CONFIG, '--work-dir', work]
@@ -220,7 +222,7 @@ def test_misuse_is_refused_with_what_to_do(tiny_demo, one_epoch, tmp_path):
     damaged = osp.join(work, 'epoch_2.pth')
     with open(ckpt, 'rb') as f, open(damaged, 'wb') as g:
         g.write(f.read()[:1000])
-    out = run_failing([PYTHON, 'tools/test.py', CONFIG, damaged] + options)
+    out = run_failing(test_tool + [damaged] + options)
     assert f'checkpoint {damaged} is damaged' in out
     assert f'tools/train.py CONFIG --resume {ckpt}' in out
     out = run_failing([PYTHON, 'tools/train.py', CONFIG, '--work-dir',
