@@ -59,6 +59,15 @@ def test_speed_gpu_smoke(tmp_path, capsys):
     speed_gpu.main(['--render', str(tmp_path / 'gpu.json'), '--out',
                     str(again)])
     assert (again / 'gpu.md').read_text() == text
+    assert '`gpu_fast` below the target: ' in text
+    # a recipe table without its gpu_fast row says so, not 'none'
+    del record['recipe']['stock fp32']['gpu_fast']
+    (tmp_path / 'partial.json').write_text(json.dumps(record))
+    speed_gpu.main(['--render', str(tmp_path / 'partial.json'), '--out',
+                    str(tmp_path / 'partial')])
+    page = (tmp_path / 'partial' / 'gpu.md').read_text()
+    assert '`gpu_fast` is not measured yet.' in page
+    assert '`gpu_fast` below the target' not in page
 
 
 def test_speed_gpu_budget_keeps_what_it_measured(tmp_path):
