@@ -36,6 +36,12 @@ BLOCK = re.compile(r'<!-- results: (?P<spec>[^>]*?) -->(?P<body>.*?)'
                    r'<!-- /results -->', re.S)
 #: a mean and spread typed by hand, outside any block
 HAND_COPIED = re.compile(r'\b\d{2}\.\d{2} \+- \d+\.\d{2}\b')
+#: a decimal number ("2.42", "0.0564"; not a version such as 1.2.0, nor
+#: the number of a paper's part such as "Theorem 5.4")
+DECIMAL = re.compile(r'(?<!Theorem )(?<!Section )(?<!Table )(?<!Figure )'
+                     r'(?<![\w.])\d+\.\d+(?!\.?\w)')
+#: code: fenced blocks and inline spans (commands and config values)
+CODE = re.compile(r'```.*?```|`[^`\n]*`', re.S)
 #: the columns of the papers' table (REFERENCE)
 PAPER_COLUMNS = ('VOC', 'COCO', 'NUS', 'CUB')
 #: method key -> the name of its row in the papers' table (REFERENCE)
@@ -394,7 +400,9 @@ def label_table(res: Results, stem: str, *names: str) -> str:
                  f'{fnr:.2%}'),
                 ('lift within a class group', 'within_group_lift', '-'),
                 ('lift across class groups', 'between_group_lift', '-')):
-            rows[row] += [target] + [LABEL_FORMATS[key].format(e[s][key])
+            form = '{:.4f}' if key == 'avg_positives' else \
+                LABEL_FORMATS[key]
+            rows[row] += [target] + [form.format(e[s][key])
                                      for s in ('train', 'val')]
     lines += [f'| {row} | ' + ' | '.join(cells) + ' |'
               for row, cells in rows.items()]
@@ -423,6 +431,38 @@ def an_noise_table(res: Results, stem: str, *names: str) -> str:
                      f'{positives:g} | {(positives - 1) / (classes - 1):.2%} '
                      '|')
     return '\n' + '\n'.join(lines) + '\n'
+
+
+def _probe(res: Results, stem: str, name: str) -> dict:
+    found = res.raw(stem)
+    if name not in found:
+        raise ValueError(f'{stem}.json has no probe of {name!r} (the probe\'s '
+                         '--record writes it)')
+    return found[name]
+
+
+def probe_table(res: Results, stem: str, *named: str) -> str:
+    """Test mAP after each recorded epoch of ``linear_probe``'s full-label
+    and AN classifiers; NAMED are ``data=label`` (a row label per data
+    folder)."""
+    lines = []
+    for item in named:
+        name, _, label = item.partition('=')
+        found = _probe(res, stem, name)
+        epochs = sorted(found['full'], key=int)
+        if not lines:
+            lines = [f'| classes | labels | test mAP after '
+                     f'{" / ".join(epochs)} epochs |', '| --- | --- | --- |']
+        for labels in ('full', 'AN'):
+            lines.append(f'| {label or name} | {labels} | ' + ' / '.join(
+                f'{found[labels][e]:.2f}' for e in epochs) + ' |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def _probe_gap(res: Results, stem: str, name: str) -> str:
+    """The best full-label epoch's test mAP above the best AN epoch's."""
+    found = _probe(res, stem, name)
+    return f'{max(found["full"].values()) - max(found["AN"].values()):.2f}'
 
 
 def _lasd_lambda(res: Results, config: str) -> str:
@@ -506,6 +546,13 @@ KINDS: Dict[str, Callable[..., str]] = {
     'label_table': label_table,
     'an_noise_table': an_noise_table,
     'label_stat': _label_stat,
+    # tools/analysis/linear_probe.py --record (linear_probe.json): test mAP
+    # per epoch ("probe_table linear_probe proxy-voc-f0.2=textures"), the
+    # best epoch's of LABELS (full or AN) and the best full above the best AN
+    'probe_table': probe_table,
+    'probe_best': lambda r, stem, name, labels: (
+        f'{max(_probe(r, stem, name)[labels].values()):.2f}'),
+    'probe_gap': _probe_gap,
     # "0.0564": LASD's lambda_- by Theorem 5.4 from a config's loss
     'lasd_lambda': _lasd_lambda,
 }
@@ -538,6 +585,12 @@ def hand_copied(text: str) -> List[str]:
     """Means and spreads outside the blocks (numbers typed by hand)."""
     outside = BLOCK.sub('', text)
     return HAND_COPIED.findall(outside)
+
+
+def typed_decimals(text: str) -> List[str]:
+    """Decimal numbers outside the blocks and outside code (a results
+    page's numbers typed by hand; commands and config values are code)."""
+    return DECIMAL.findall(CODE.sub('', BLOCK.sub('', text)))
 
 
 def update_metafile(text: str, res: Results) -> str:
@@ -584,11 +637,11 @@ def run(repo: str = REPO, check: bool = False,
             text = f.read()
         rel = osp.relpath(path, repo)
         new = update(text, res, rel)
-        if path.endswith('.md'):
+        if path.endswith('.md') and not _is_tool_output(rel, new):
+            typed = typed_decimals(new) if rel.startswith(
+                RESULTS_DIR) else hand_copied(new)
             problems += [f'{rel}: {n!r} is typed by hand; put it in a '
-                         '<!-- results: ... --> block' for n in
-                         hand_copied(new)
-                         if not _is_tool_output(path, repo)]
+                         '<!-- results: ... --> block' for n in typed]
         if new != text:
             problems.append(f'{rel}: numbers differ from the results json' if
                             check else f'{rel}: rewritten')
@@ -598,16 +651,16 @@ def run(repo: str = REPO, check: bool = False,
     return problems
 
 
-#: pages under docs/results written by hand (the rest a tool writes whole)
-HAND_WRITTEN_RESULTS = ('proxy.md', 'selection.md')
+RESULTS_DIR = osp.join('docs', 'results') + osp.sep
 
 
-def _is_tool_output(path: str, repo: str) -> bool:
-    """Pages a benchmark tool writes whole (they are their own render)."""
-    rel = osp.relpath(path, repo)
-    results = osp.join('docs', 'results')
-    if rel.startswith(results):
-        return osp.basename(rel) not in HAND_WRITTEN_RESULTS
+def _is_tool_output(rel: str, text: str) -> bool:
+    """Pages a benchmark tool writes whole (they are their own render): the
+    results page, and the pages under docs/results without a block. A page
+    there with a block is written by hand, and every decimal on it outside
+    the blocks and code is named as typed by hand."""
+    if rel.startswith(RESULTS_DIR):
+        return BLOCK.search(text) is None
     return rel == osp.join('docs', 'RESULTS.md')
 
 
