@@ -36,6 +36,12 @@ BLOCK = re.compile(r'<!-- results: (?P<spec>[^>]*?) -->(?P<body>.*?)'
                    r'<!-- /results -->', re.S)
 #: a mean and spread typed by hand, outside any block
 HAND_COPIED = re.compile(r'\b\d{2}\.\d{2} \+- \d+\.\d{2}\b')
+#: a decimal number ("2.42", "0.0564"; not a version such as 1.2.0, nor
+#: the number of a paper's part such as "Theorem 5.4")
+DECIMAL = re.compile(r'(?<!Theorem )(?<!Section )(?<!Table )(?<!Figure )'
+                     r'(?<![\w.])\d+\.\d+(?!\.?\w)')
+#: code: fenced blocks and inline spans (commands and config values)
+CODE = re.compile(r'```.*?```|`[^`\n]*`', re.S)
 #: the columns of the papers' table (REFERENCE)
 PAPER_COLUMNS = ('VOC', 'COCO', 'NUS', 'CUB')
 #: method key -> the name of its row in the papers' table (REFERENCE)
@@ -270,6 +276,206 @@ def _selection_loss(res: Results, criterion: str,
     return f'{-rows[method]["lost"] or 0.:+.2f}'
 
 
+def _selection_runs(res: Results, method: str) -> dict:
+    found = res.raw('selection')
+    if method not in found:
+        raise ValueError(f'selection.json has no runs of {method!r}')
+    return found[method]
+
+
+def _single_valued(res: Results, criterion: str) -> None:
+    """A criterion with one validation value per epoch (not ``subset-N``'s
+    draws), so that it picks one (rate, epoch) per seed."""
+    runs = next(iter(res.raw('selection').values()))
+    values = next(iter(next(iter(next(iter(runs.values())).values()))
+                       .values()))
+    if criterion not in values or isinstance(values[criterion], list):
+        raise ValueError(f'selection.json: {criterion!r} is not a criterion '
+                         'with one value per epoch (full, observed)')
+
+
+def selection_picks(res: Results, criterion: str) -> str:
+    """Per method and seed the (rate, epoch) that full validation labels and
+    that CRITERION pick, with the pick's test mAP."""
+    from tools.benchmark import selection
+    _single_valued(res, criterion)
+    lines = [f'| method | seed | full labels: rate, epoch (test mAP) | '
+             f'{criterion}: rate, epoch (test mAP) |', '| --- ' * 4 + '|']
+    for method in _selection(res)['full']:
+        for seed, runs in sorted(_selection_runs(res, method).items(),
+                                 key=lambda kv: int(kv[0])):
+            cells = []
+            for name in ('full', criterion):
+                lr, epoch, values = selection.pick(runs, name)
+                cells.append(f'{_rate(float(lr))}, {epoch} '
+                             f'({values["test"]:.2f})')
+            lines.append(f'| {METHODS[method][0]} | {seed} | ' +
+                         ' | '.join(cells) + ' |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def _selection_same_rate(res: Results, criterion: str) -> str:
+    """"13 of 15": the method-seed pairs where CRITERION picks the rate that
+    full validation labels pick."""
+    from tools.benchmark import selection
+    _single_valued(res, criterion)
+    same = total = 0
+    for method in _selection(res)['full']:
+        for runs in _selection_runs(res, method).values():
+            total += 1
+            same += selection.pick(runs, criterion)[0] == selection.pick(
+                runs, 'full')[0]
+    return f'{same} of {total}'
+
+
+#: statistic of docs/results/label_stats.json -> how the pages write it
+LABEL_FORMATS = {
+    'avg_positives': '{:.2f}', 'images': '{:,}', 'train': '{:,}',
+    'val': '{:,}', 'test': '{:,}', 'seconds': '{:.0f}',
+    'within_group_lift': '{:.2f}', 'between_group_lift': '{:.2f}',
+    'max_frequency': '{:.2%}', 'min_frequency': '{:.2%}',
+    'an_false_negative_rate': '{:.2%}'
+}
+
+
+def _label_entry(res: Results, stem: str, name: str) -> dict:
+    found = res.raw(stem)
+    if name not in found:
+        raise ValueError(f'{stem}.json has no data set {name!r} (its '
+                         'generator\'s --record writes it)')
+    return found[name]
+
+
+def _label_stat(res: Results, stem: str, name: str, field: str) -> str:
+    """One statistic of a generated data set, FIELD a dotted path such as
+    ``train.avg_positives`` (``train``/``val``: the official splits) or
+    ``protocol.val``."""
+    value = _label_entry(res, stem, name)
+    for key in field.split('.'):
+        if not isinstance(value, dict) or key not in value:
+            raise ValueError(f'{stem}.json: {name!r} has no {field!r}')
+        value = value[key]
+    if key not in LABEL_FORMATS:
+        raise ValueError(f'{field!r} is none of the statistics '
+                         f'{", ".join(LABEL_FORMATS)}')
+    return LABEL_FORMATS[key].format(value)
+
+
+def _suite(entry: dict) -> str:
+    like = entry['arguments']['like']
+    return {'voc': 'VOC', 'coco': 'COCO'}[like] + '-like'
+
+
+def label_table(res: Results, stem: str, *names: str) -> str:
+    """Each generated proxy's targets (``PROXY_TARGETS``) beside the
+    statistics measured on its official train and val (test) splits."""
+    entries = [_label_entry(res, stem, n) for n in names]
+    lines = ['| statistic | ' + ' | '.join(
+        f'{_suite(e)}: target | official train | official val (test)'
+        for e in entries) + ' |', '| --- ' * (1 + 3 * len(entries)) + '|']
+    rows = {'images': [], 'protocol split': [], 'positives per image': [],
+            'most frequent class': [], 'rarest class': [],
+            'AN false-negative rate': [],
+            'lift within a class group': [],
+            'lift across class groups': []}
+    for e in entries:
+        t, fraction = e['targets'], e['arguments']['fraction']
+        size = f'{t["num_train"]:,} / {t["num_test"]:,}'
+        rows['images'] += [size if fraction == 1 else
+                           f'{fraction:g} of {size}',
+                           f'{e["train"]["images"]:,}',
+                           f'{e["val"]["images"]:,}']
+        p = e['protocol']
+        rows['protocol split'] += ['', f'{p["train"]:,} train, '
+                                   f'{p["val"]:,} val', f'{p["test"]:,} test']
+        fnr = (t['avg_positives'] - 1) / (t['num_classes'] - 1)
+        for row, key, target in (
+                ('positives per image', 'avg_positives',
+                 f'{t["avg_positives"]:.2f}'),
+                ('most frequent class', 'max_frequency',
+                 f'{t["max_frequency"]:.1%}'),
+                ('rarest class', 'min_frequency',
+                 f'{t["min_frequency"]:.1%}'),
+                ('AN false-negative rate', 'an_false_negative_rate',
+                 f'{fnr:.2%}'),
+                ('lift within a class group', 'within_group_lift', '-'),
+                ('lift across class groups', 'between_group_lift', '-')):
+            form = '{:.4f}' if key == 'avg_positives' else \
+                LABEL_FORMATS[key]
+            rows[row] += [target] + [form.format(e[s][key])
+                                     for s in ('train', 'val')]
+    lines += [f'| {row} | ' + ' | '.join(cells) + ' |'
+              for row, cells in rows.items()]
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def an_noise_table(res: Results, stem: str, *names: str) -> str:
+    """AN's false-negative rate, ``(positives per image - 1) / (classes -
+    1)``: measured on each generated data set's official train split, and
+    from the real datasets' published statistics."""
+    from spml_mm.benchmarks.proxy import PUBLISHED_STATISTICS
+    lines = ['| data | classes | positives per image | AN false-negative '
+             'rate |', '| --- | --- | --- | --- |']
+    for name in names:
+        e = _label_entry(res, stem, name)
+        classes = e['targets']['num_classes'] if 'targets' in e else \
+            e['num_classes']
+        what = f'{_suite(e)} proxy' if 'arguments' in e else name
+        lines.append(
+            f'| {what} (`{e["command"].split()[1]}`, measured, official '
+            f'train split) | {classes} | '
+            f'{e["train"]["avg_positives"]:.2f} | '
+            f'{e["train"]["an_false_negative_rate"]:.2%} |')
+    for name, (classes, positives) in PUBLISHED_STATISTICS.items():
+        lines.append(f'| {name} (published statistics) | {classes} | '
+                     f'{positives:g} | {(positives - 1) / (classes - 1):.2%} '
+                     '|')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def _probe(res: Results, stem: str, name: str) -> dict:
+    found = res.raw(stem)
+    if name not in found:
+        raise ValueError(f'{stem}.json has no probe of {name!r} (the probe\'s '
+                         '--record writes it)')
+    return found[name]
+
+
+def probe_table(res: Results, stem: str, *named: str) -> str:
+    """Test mAP after each recorded epoch of ``linear_probe``'s full-label
+    and AN classifiers; NAMED are ``data=label`` (a row label per data
+    folder)."""
+    lines = []
+    for item in named:
+        name, _, label = item.partition('=')
+        found = _probe(res, stem, name)
+        epochs = sorted(found['full'], key=int)
+        if not lines:
+            lines = [f'| classes | labels | test mAP after '
+                     f'{" / ".join(epochs)} epochs |', '| --- | --- | --- |']
+        for labels in ('full', 'AN'):
+            lines.append(f'| {label or name} | {labels} | ' + ' / '.join(
+                f'{found[labels][e]:.2f}' for e in epochs) + ' |')
+    return '\n' + '\n'.join(lines) + '\n'
+
+
+def _probe_gap(res: Results, stem: str, name: str) -> str:
+    """The best full-label epoch's test mAP above the best AN epoch's."""
+    found = _probe(res, stem, name)
+    return f'{max(found["full"].values()) - max(found["AN"].values()):.2f}'
+
+
+def _lasd_lambda(res: Results, config: str) -> str:
+    """lambda_- of LASD's Theorem 5.4 from a config's loss settings."""
+    from mmengine.config import Config
+
+    from spml_mm.models.losses.lasd_loss import theorem_5_4_lambda_neg
+    loss = Config.fromfile(osp.join(REPO, config)).model.head.loss
+    weight = theorem_5_4_lambda_neg(loss.lambda_pos, loss.avg_positives,
+                                    loss.num_classes)
+    return f'{weight:.4f}'
+
+
 def paper_columns(res: Results, *datasets: str) -> str:
     """The papers' table (REFERENCE) restricted to some datasets."""
     index = [PAPER_COLUMNS.index(d) for d in datasets]
@@ -328,6 +534,27 @@ KINDS: Dict[str, Callable[..., str]] = {
     'selection_loss': _selection_loss,
     'selection_mean': lambda r, c, m: f'{_selection(r)[c][m]["mean"]:.2f}',
     'selection_std': lambda r, c, m: f'{_selection(r)[c][m]["std"]:.2f}',
+    # per method and seed the (rate, epoch) full labels and CRITERION pick;
+    # "13 of 15": the method-seed pairs where CRITERION picks full's rate
+    'selection_picks': selection_picks,
+    'selection_same_rate': _selection_same_rate,
+    # generated data (docs/results/label_stats.json, written by
+    # make_proxy_data.py / make_demo_data.py --record): the targets beside
+    # the measured statistics ("label_table label_stats proxy-voc"), AN's
+    # false-negative rate beside the published datasets', and one statistic
+    # ("label_stat label_stats proxy-voc train.avg_positives": "1.46")
+    'label_table': label_table,
+    'an_noise_table': an_noise_table,
+    'label_stat': _label_stat,
+    # tools/analysis/linear_probe.py --record (linear_probe.json): test mAP
+    # per epoch ("probe_table linear_probe proxy-voc-f0.2=textures"), the
+    # best epoch's of LABELS (full or AN) and the best full above the best AN
+    'probe_table': probe_table,
+    'probe_best': lambda r, stem, name, labels: (
+        f'{max(_probe(r, stem, name)[labels].values()):.2f}'),
+    'probe_gap': _probe_gap,
+    # "0.0564": LASD's lambda_- by Theorem 5.4 from a config's loss
+    'lasd_lambda': _lasd_lambda,
 }
 
 
@@ -358,6 +585,12 @@ def hand_copied(text: str) -> List[str]:
     """Means and spreads outside the blocks (numbers typed by hand)."""
     outside = BLOCK.sub('', text)
     return HAND_COPIED.findall(outside)
+
+
+def typed_decimals(text: str) -> List[str]:
+    """Decimal numbers outside the blocks and outside code (a results
+    page's numbers typed by hand; commands and config values are code)."""
+    return DECIMAL.findall(CODE.sub('', BLOCK.sub('', text)))
 
 
 def update_metafile(text: str, res: Results) -> str:
@@ -404,11 +637,11 @@ def run(repo: str = REPO, check: bool = False,
             text = f.read()
         rel = osp.relpath(path, repo)
         new = update(text, res, rel)
-        if path.endswith('.md'):
+        if path.endswith('.md') and not _is_tool_output(rel, new):
+            typed = typed_decimals(new) if rel.startswith(
+                RESULTS_DIR) else hand_copied(new)
             problems += [f'{rel}: {n!r} is typed by hand; put it in a '
-                         '<!-- results: ... --> block' for n in
-                         hand_copied(new)
-                         if not _is_tool_output(path, repo)]
+                         '<!-- results: ... --> block' for n in typed]
         if new != text:
             problems.append(f'{rel}: numbers differ from the results json' if
                             check else f'{rel}: rewritten')
@@ -418,16 +651,16 @@ def run(repo: str = REPO, check: bool = False,
     return problems
 
 
-#: pages under docs/results written by hand (the rest a tool writes whole)
-HAND_WRITTEN_RESULTS = ('proxy.md', 'selection.md')
+RESULTS_DIR = osp.join('docs', 'results') + osp.sep
 
 
-def _is_tool_output(path: str, repo: str) -> bool:
-    """Pages a benchmark tool writes whole (they are their own render)."""
-    rel = osp.relpath(path, repo)
-    results = osp.join('docs', 'results')
-    if rel.startswith(results):
-        return osp.basename(rel) not in HAND_WRITTEN_RESULTS
+def _is_tool_output(rel: str, text: str) -> bool:
+    """Pages a benchmark tool writes whole (they are their own render): the
+    results page, and the pages under docs/results without a block. A page
+    there with a block is written by hand, and every decimal on it outside
+    the blocks and code is named as typed by hand."""
+    if rel.startswith(RESULTS_DIR):
+        return BLOCK.search(text) is None
     return rel == osp.join('docs', 'RESULTS.md')
 
 

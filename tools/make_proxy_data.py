@@ -5,20 +5,26 @@ characters and scikit-learn's handwritten digits) whose label sets match the
 real dataset's classes, positives per image, class frequencies and
 co-occurring class groups, written in the
 interchange format of ``tools/prepare_spml.py`` with the protocol's observed
-positives. Prints the measured statistics beside the targets.
+positives. Prints the measured statistics beside the targets and writes
+them to ``<out-dir>/statistics.json``; ``--record FILE`` also merges them into
+FILE under the out-dir's name, with the command and the seconds it took (the
+documentation's ``docs/results/label_stats.json``).
 
 Example:
     python tools/make_proxy_data.py --like voc --out-dir data/proxy-voc
     python tools/make_proxy_data.py --like coco --fraction 0.1 \
-        --out-dir data/proxy-coco
+        --out-dir data/proxy-coco --record docs/results/label_stats.json
 """
 import argparse
 import json
 import os
 import os.path as osp
+import sys
+import time
 
 from spml_mm.benchmarks.proxy import (format_proxy_summary,
-                                      make_proxy_dataset, split_sizes)
+                                      make_proxy_dataset, record_statistics,
+                                      split_sizes)
 
 
 def main():
@@ -38,6 +44,9 @@ def main():
                         help='seed of the labels and scenes')
     parser.add_argument('--observe-seed', type=int, default=1200,
                         help='seed of the observed positives (protocol)')
+    parser.add_argument('--record', default=None, metavar='FILE',
+                        help='merge the statistics into this json too, '
+                        'under the out-dir\'s name')
     args = parser.parse_args()
     out_dir = args.out_dir or f'data/proxy-{args.like}'
     sizes = split_sizes(args.like, args.fraction)
@@ -45,13 +54,18 @@ def main():
           f'{sizes["train"]} + {sizes["val"]} images of '
           f'{args.image_size} px into {out_dir}')
     os.makedirs(out_dir, exist_ok=True)
+    start = time.perf_counter()
     summary = make_proxy_dataset(
         out_dir, args.like, fraction=args.fraction,
         image_size=args.image_size, seed=args.seed,
         observe_seed=args.observe_seed, classes=args.classes)
+    summary['seconds'] = time.perf_counter() - start
     summary['arguments'] = vars(args)
     with open(osp.join(out_dir, 'statistics.json'), 'w') as f:
         json.dump(summary, f, indent=1)
+    if args.record:
+        record_statistics(args.record, osp.basename(osp.normpath(out_dir)),
+                          summary, ' '.join(['python', *sys.argv]))
     print()
     print(format_proxy_summary(args.like, summary))
 

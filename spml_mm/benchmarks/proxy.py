@@ -21,6 +21,7 @@ images under ``images/``), with the observed labels of
 :func:`~spml_mm.datasets.protocol.observe_uniform`, as
 ``tools/prepare_spml.py`` writes them for VOC and COCO.
 """
+import json
 import os
 import os.path as osp
 from functools import lru_cache
@@ -603,6 +604,20 @@ def make_proxy_dataset(out_dir: str,
     with open(osp.join(out_dir, 'classes.txt'), 'w') as f:
         f.write(''.join(f'{class_name(g)}\n' for g in glyphs))
     return summary
+
+
+def record_statistics(path: str, name: str, summary: Dict,
+                      command: str) -> None:
+    """Merge a generated dataset's ``summary`` into the json ``path`` under
+    ``name``, with the ``command`` that generated it (other entries kept)."""
+    found = {}
+    if osp.isfile(path):
+        with open(path) as f:
+            found = json.load(f)
+    found[name] = dict(summary, command=command)
+    with open(path, 'w') as f:
+        json.dump(found, f, indent=1, sort_keys=True)
+        f.write('\n')
 
 
 def format_proxy_summary(like: str, summary: Dict) -> str:

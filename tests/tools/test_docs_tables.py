@@ -6,6 +6,7 @@ import json
 import os.path as osp
 import shutil
 
+import numpy as np
 import pytest
 
 from tests.conftest import REPO
@@ -216,3 +217,153 @@ def test_results_page_assembles_the_fragments(tmp_path):
     results_page.render_results_page(str(docs))
     with open(osp.join(REPO, 'docs', 'RESULTS.md')) as f:
         assert f.read() == (docs / 'RESULTS.md').read_text()
+
+
+def label_entry(like, fraction, avg, fnr):
+    """A label_stats.json entry as make_proxy_data.py --record writes it."""
+    split = dict(images=100, avg_positives=avg, max_frequency=.4,
+                 min_frequency=.025, an_false_negative_rate=fnr,
+                 within_group_lift=2.345, between_group_lift=.5)
+    return dict(arguments=dict(like=like, fraction=fraction),
+                targets=dict(num_classes=20, avg_positives=1.46,
+                             max_frequency=.4, min_frequency=.025,
+                             num_train=5717, num_test=5823),
+                protocol=dict(train=80, val=20, test=1165), train=split,
+                val=dict(split, avg_positives=1.5), seconds=63.6,
+                command='python tools/make_proxy_data.py --like voc')
+
+
+@pytest.fixture
+def res(repo):
+    """label_stats.json with a VOC-like proxy (1.46 positives per image:
+    (1.46 - 1) / 19 = 2.42% false negatives) and the demo (10 classes),
+    linear_probe.json and a selection.json of one method, two seeds."""
+    folder = repo / 'docs' / 'results'
+    (folder / 'label_stats.json').write_text(json.dumps({
+        'proxy-voc': label_entry('voc', 1., 1.46, .46 / 19),
+        'proxy-voc-f0.2': label_entry('voc', .2, 1.46, .46 / 19),
+        'demo': dict(num_classes=10, command='python tools/make_demo_data.py',
+                     train=dict(images=40, avg_positives=2.0475,
+                                an_false_negative_rate=1.0475 / 9))}))
+    (folder / 'linear_probe.json').write_text(json.dumps({
+        'tex': dict(full={'5': 37.5, '10': 39.25}, AN={'5': 35., '10': 34.}),
+        'gly': dict(full={'5': 20., '10': 24.}, AN={'5': 21., '10': 22.})}))
+
+    def epochs(*rows):  # (full, observed, test) per epoch
+        return {str(e + 1): dict(full=f, observed=o, **{'subset-2': [f, o]},
+                                 test=t) for e, (f, o, t) in enumerate(rows)}
+
+    # seed 0: full labels pick 1e-3 epoch 2 (test 45), observed 1e-2
+    # epoch 1 (30); seed 1: both pick 1e-3 epoch 1 (41)
+    (folder / 'selection.json').write_text(json.dumps({'an': {
+        '0': {'0.001': epochs((50, 10, 40), (60, 5, 45)),
+              '0.01': epochs((55, 30, 30))},
+        '1': {'0.001': epochs((70, 50, 41), (60, 10, 47))}}}))
+    return docs_tables.Results(str(folder))
+
+
+def test_label_statistics_render_from_the_generators_json(res):
+    render = lambda spec: docs_tables.render(spec, res)  # noqa: E731
+    assert render('label_stat label_stats proxy-voc train.avg_positives') \
+        == '1.46'
+    assert render('label_stat label_stats proxy-voc train.min_frequency') \
+        == '2.50%'
+    assert render('label_stat label_stats proxy-voc protocol.test') == \
+        '1,165'
+    assert render('label_stat label_stats proxy-voc seconds') == '64'
+    table = render('label_table label_stats proxy-voc proxy-voc-f0.2')
+    assert '| images | 5,717 / 5,823 | 100 | 100 | 0.2 of 5,717 / 5,823 |' \
+        in table
+    assert '| protocol split |  | 80 train, 20 val | 1,165 test |' in table
+    # target, official train, official val
+    assert '| positives per image | 1.46 | 1.4600 | 1.5000 |' in table
+    assert '| AN false-negative rate | 2.42% | 2.42% | 2.42% |' in table
+    assert '| lift within a class group | - | 2.35 | 2.35 |' in table
+    noise = render('an_noise_table label_stats demo proxy-voc')
+    assert ('| demo (`tools/make_demo_data.py`, measured, official train '
+            'split) | 10 | 2.05 | 11.64% |') in noise
+    assert '| VOC-like proxy (`tools/make_proxy_data.py`' in noise
+    # published: (31.4 - 1) / 311 of CUB's labels
+    assert '| CUB-200-2011 (published statistics) | 312 | 31.4 | 9.77% |' \
+        in noise
+
+
+def test_a_missing_label_statistic_names_the_json_and_the_fix(res):
+    with pytest.raises(ValueError, match=r"label_stats.json has no data set "
+                       r"'proxy-coco' \(its generator's --record writes it"):
+        docs_tables.render('label_stat label_stats proxy-coco seconds', res)
+    with pytest.raises(ValueError, match=r"label_stats.json: 'proxy-voc' has "
+                       r"no 'train.median'"):
+        docs_tables.render('label_stat label_stats proxy-voc train.median',
+                           res)
+    with pytest.raises(ValueError, match="'arguments' is none of the stat"):
+        docs_tables.render('label_stat label_stats proxy-voc arguments', res)
+
+
+def test_selection_picks_and_rates_from_the_json(res):
+    picks = docs_tables.render('selection_picks observed', res)
+    assert '| AN | 0 | 1e-3, 2 (45.00) | 1e-2, 1 (30.00) |' in picks
+    assert '| AN | 1 | 1e-3, 1 (41.00) | 1e-3, 1 (41.00) |' in picks
+    assert docs_tables.render('selection_same_rate observed', res) == \
+        '1 of 2'
+    with pytest.raises(ValueError, match="'subset-2' is not a criterion "
+                       'with one value per epoch'):
+        docs_tables.render('selection_picks subset-2', res)
+
+
+def test_probe_and_theorem_kinds(res):
+    table = docs_tables.render('probe_table linear_probe tex=textures gly',
+                               res)
+    assert '| classes | labels | test mAP after 5 / 10 epochs |' in table
+    assert '| textures | full | 37.50 / 39.25 |' in table
+    assert '| gly | AN | 21.00 / 22.00 |' in table
+    # best full 39.25 above best AN 35; glyphs 24 above 22
+    assert docs_tables.render('probe_gap linear_probe tex', res) == '4.25'
+    assert docs_tables.render('probe_best linear_probe gly full', res) == \
+        '24.00'
+    with pytest.raises(ValueError, match="linear_probe.json has no probe of "
+                       "'dots'"):
+        docs_tables.render('probe_gap linear_probe dots', res)
+    # (1 + 0.1 (1.46 - 1)) / (20 - 1.46) for the VOC-like linear LASD
+    assert docs_tables.render(
+        'lasd_lambda configs/lasd/efficientnet-lite0-linear_proxy-voc.py',
+        res) == f'{(1 + .1 * .46) / 18.54:.4f}' == '0.0564'
+
+
+def test_every_decimal_of_a_hand_written_results_page_is_a_block(repo):
+    page = repo / 'docs' / 'results' / 'proxy.md'
+    page.write_text(
+        'AN <!-- results: mean accuracy an -->81.00<!-- /results --> against '
+        'a typed 2.42% and 0.0564 (Theorem 5.4); `lr=0.001`, mmpretrain '
+        '1.2.0, f0.2.\n'
+        '```bash\npython x.py --fraction 0.1\n```\n')
+    assert docs_tables.run(str(repo), check=True) == [
+        f"docs/results/proxy.md: {n!r} is typed by hand; put it in a "
+        '<!-- results: ... --> block' for n in ('2.42', '0.0564')]
+    # a page without a block is a tool's output, checked against its json
+    page.write_text('a typed 2.42\n')
+    assert docs_tables.run(str(repo), check=True) == []
+
+
+def test_the_generators_record_what_the_pages_render(tmp_path, monkeypatch):
+    from tools import make_demo_data, make_proxy_data
+    record = tmp_path / 'label_stats.json'
+    for tool, args in ((make_proxy_data, [
+            '--like', 'voc', '--fraction', '0.004', '--image-size', '32',
+            '--out-dir', str(tmp_path / 'proxy-voc-f0.004')]),
+                       (make_demo_data, [
+                           '--num-train', '20', '--num-test', '10',
+                           '--out-dir', str(tmp_path / 'demo')])):
+        monkeypatch.setattr('sys.argv', ['x.py', *args, '--record',
+                                         str(record)])
+        tool.main()
+    found = json.loads(record.read_text())
+    proxy, demo = found['proxy-voc-f0.004'], found['demo']
+    with open(tmp_path / 'proxy-voc-f0.004' / 'statistics.json') as f:
+        assert proxy['train'] == json.load(f)['train']
+    labels = np.load(tmp_path / 'demo' / 'formatted_train_labels.npy')
+    assert demo['train']['avg_positives'] == labels.sum(1).mean()
+    assert demo['train']['an_false_negative_rate'] == pytest.approx(
+        (labels.sum(1) - 1).mean() / 9)
+    assert proxy['protocol']['test'] == 23 and proxy['seconds'] > 0
+    assert proxy['command'].endswith(f'--record {record}')

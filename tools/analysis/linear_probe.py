@@ -5,7 +5,9 @@ weights, in eval mode) for the official train and test images of a dataset
 folder in the interchange format, fits a linear classifier with BCE on the
 full labels and on the observed single positives (AN), and prints the test
 mAP after each of ``--epochs``: the ceiling of the linear regime and its
-AN-to-full gap, in minutes on a reduced proxy.
+AN-to-full gap, in minutes on a reduced proxy. ``--record FILE`` merges the
+test mAPs into FILE under the data folder's name, with the command (the
+documentation's ``docs/results/linear_probe.json``).
 
 Example:
     python tools/make_proxy_data.py --like voc --fraction 0.2 \\
@@ -14,7 +16,9 @@ Example:
         configs/an/efficientnet-lite0_proxy-voc.py data/proxy-voc-f0.2
 """
 import argparse
+import json
 import os.path as osp
+import sys
 
 import numpy as np
 import torch
@@ -57,6 +61,9 @@ def main():
                         default=[5, 10, 20, 40])
     parser.add_argument('--lr', type=float, default=1e-3)
     parser.add_argument('--batch-size', type=int, default=16)
+    parser.add_argument('--record', default=None, metavar='FILE',
+                        help='merge the test mAPs into this json too, under '
+                        "the data folder's name")
     args = parser.parse_args()
     cfg = Config.fromfile(args.config)
     init_default_scope('mmpretrain')
@@ -74,11 +81,25 @@ def main():
                    AN=load('train', 'labels_obs').clip(min=0))
     print(f'{len(x)} training and {len(x_test)} test images, '
           f'{x.size(1)} features; test mAP (%) after epoch')
+    found = dict(train_images=len(x), test_images=len(x_test), lr=args.lr,
+                 batch_size=args.batch_size,
+                 command=' '.join(['python -m tools.analysis.linear_probe',
+                                   *sys.argv[1:]]))
     for name, target in targets.items():
         maps = probe(x, torch.from_numpy(target).float(), x_test, y_test,
                      args.epochs, args.lr, args.batch_size)
         print(f'{name:5s}' + ''.join(f'  {e}: {m:.2f}'
                                      for e, m in maps.items()))
+        found[name] = {str(e): m for e, m in maps.items()}
+    if args.record:
+        recorded = {}
+        if osp.isfile(args.record):
+            with open(args.record) as f:
+                recorded = json.load(f)
+        recorded[osp.basename(osp.normpath(args.data_root))] = found
+        with open(args.record, 'w') as f:
+            json.dump(recorded, f, indent=1, sort_keys=True)
+            f.write('\n')
 
 
 if __name__ == '__main__':

@@ -148,19 +148,27 @@ def run_values(scores, labels, subsets, draws):
     return values
 
 
+def pick(runs, criterion, draw=None):
+    """The (learning rate, epoch, values) ``criterion`` prefers among a
+    method's runs of one seed (``runs``: lr -> epoch -> values); ``draw``
+    names the draw of a criterion with several."""
+    picks = [(lr, epoch, v) for lr, epochs in runs.items()
+             for epoch, v in epochs.items()]
+    if draw is None:
+        return max(picks, key=lambda p: p[2][criterion])
+    return max(picks, key=lambda p: p[2][criterion][draw])
+
+
 def select(runs, criterion):
     """Test mAP of the (learning rate, epoch) ``criterion`` prefers among a
     method's runs of one seed (``runs``: lr -> epoch -> values); for a
     criterion with several draws, the mean over the draws."""
-    picks = [(lr, epoch, v) for lr, epochs in runs.items()
-             for epoch, v in epochs.items()]
-    draws = len(picks[0][2][criterion]) if isinstance(
-        picks[0][2][criterion], list) else None
-    if draws is None:
-        return max(picks, key=lambda p: p[2][criterion])[2]['test']
-    return float(np.mean([
-        max(picks, key=lambda p: p[2][criterion][d])[2]['test']
-        for d in range(draws)]))
+    values = next(iter(next(iter(runs.values())).values()))
+    if not isinstance(values[criterion], list):
+        return pick(runs, criterion)[2]['test']
+    draws = len(values[criterion])
+    return float(np.mean([pick(runs, criterion, d)[2]['test']
+                          for d in range(draws)]))
 
 
 def summarize(results, methods):
