@@ -3,7 +3,8 @@ folder and write its pages from the jsons.
 
 - ``gpu_tier.json`` and ``gpu_tier.md`` (pass/fail per test of the GPU
   tier);
-- ``gpu.json`` and ``gpu.md`` (``tools/benchmark/speed_gpu.py --render``);
+- ``gpu.json`` and ``gpu.md`` (``tools/benchmark/speed_gpu.py --render``,
+  with the results folder's ``head_profile.json`` where there is one);
 - ``gpu_profile.json`` and ``gpu_profile.md``;
 - the evidence queue's ``accuracy_proxy-voc_finetune*`` json, md and png
   (the device merged them with the committed ones and wrote the pages);
@@ -97,7 +98,11 @@ def collect(parser, args) -> list:
     speed = osp.join(args.out, 'speed', 'gpu.json')
     if osp.isfile(speed):
         from tools.benchmark import speed_gpu
-        speed_gpu.main(['--render', speed, '--out', results])
+        # the operators of every head's step (head_profile.py), if
+        # profiled, under the heads table
+        ops = osp.join(results, 'head_profile.json')
+        speed_gpu.main(['--render', speed, '--out', results] +
+                       (['--op-profile', ops] if osp.isfile(ops) else []))
         written += ['gpu.json', 'gpu.md']
     profile = load(osp.join(args.out, 'gpu_profile.json'))
     if profile:

@@ -21,8 +21,10 @@ Example:
         --data-root data/proxy-voc-448 --out docs/results
     # smoke test on CPU: tiny ResNet, 32 px, a generated demo dataset
     python -m tools.benchmark.speed_gpu --device cpu --tiny
-    # the page again from a json (e.g. one a GPU machine returned)
-    python -m tools.benchmark.speed_gpu --render gpu.json --out docs/results
+    # the page again from a json (e.g. one a GPU machine returned), with
+    # the operators of every head's step (tools/benchmark/head_profile.py)
+    python -m tools.benchmark.speed_gpu --render docs/results/gpu.json \
+        --op-profile docs/results/head_profile.json --out docs/results
 """
 import argparse
 import copy
@@ -49,6 +51,7 @@ from mmpretrain.structures import DataSample
 import spml_mm
 from spml_mm.datasets import make_demo_dataset
 from spml_mm.engine import GPU_FAST_DEFAULTS, apply_gpu_fast
+from tools.benchmark import head_profile
 from tools.benchmark.spml_setups import start_schedules
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
@@ -317,8 +320,10 @@ def fmt_memory(result: dict) -> str:
         f"{result['peak_mib']:,.0f}"
 
 
-def render(record: dict) -> str:
-    """The page of a results record (:func:`main`'s json)."""
+def render(record: dict, op_profile: Optional[dict] = None) -> str:
+    """The page of a results record (:func:`main`'s json), with the section
+    of ``op_profile`` (a ``head_profile.py`` json, kept in its own file and
+    labelled with its own machine and commit) under the heads table."""
     heads, recipe, settings = (record['heads'], record['recipe'],
                                record['settings'])
     lines = [
@@ -347,7 +352,7 @@ def render(record: dict) -> str:
             ' | stock MiB | peak MiB (max over heads) |',
             '| --- ' * (len(methods) + 4) + '|'
         ]
-        missed = []
+        missed, below = [], []
         for precision, row in heads.items():
             stock = row['stock']['images_per_s']
             shares = {m: row[m]['images_per_s'] / stock for m in methods
@@ -355,6 +360,7 @@ def render(record: dict) -> str:
             missed += [f'{m} {precision} {share:.3f} '
                        f'({HEAD_TARGET - share:.3f} short)'
                        for m, share in shares.items() if share < HEAD_TARGET]
+            below += [m for m, share in shares.items() if share < HEAD_TARGET]
             cells = ' | '.join(f'{shares[m]:.3f}' if m in shares else '-'
                                for m in methods)
             peak = [row[m]['peak_mib'] for m in shares
@@ -365,6 +371,16 @@ def render(record: dict) -> str:
                 f"{f'{max(peak):,.0f}' if peak else '-'} |")
         lines += ['', 'Below the target: ' + ('; '.join(missed) or 'none')
                   + '.', '']
+        if op_profile:
+            timed_at = record.get('commit') or 'not recorded'
+            if timed_at != op_profile.get('commit'):
+                lines += [
+                    'The timings above and the operators below are of '
+                    f'different code: the timings of spml-mm commit '
+                    f"{timed_at}, the operators of commit "
+                    f"{op_profile.get('commit') or 'unknown'}.", ''
+                ]
+            lines.append(head_profile.render(op_profile, below))
     recipe = {k: row for k, row in recipe.items() if 'stock' in row}
     if recipe:
         lines += [
@@ -447,6 +463,11 @@ def parse_args(argv=None):
     parser.add_argument('--render', metavar='JSON',
                         help='measure nothing: write the page of this json '
                         '(one this tool wrote) into --out')
+    parser.add_argument('--op-profile', metavar='JSON',
+                        help='a json of tools/benchmark/head_profile.py '
+                        '(the operators of every head\'s step, from any '
+                        'machine), rendered under the heads table; it stays '
+                        'in its own file')
     parser.add_argument('--out', default=osp.join('work_dirs', 'speed_gpu'),
                         help='folder of gpu.md and gpu.json (default: '
                         'work_dirs/speed_gpu; the tracked page: '
@@ -463,24 +484,29 @@ def parse_args(argv=None):
     return args
 
 
-def write(record: dict, out: str) -> None:
+def write(record: dict, out: str, op_profile: Optional[dict] = None) -> None:
     """``gpu.json`` (written to a temporary file and renamed) and
-    ``gpu.md`` under ``out``."""
+    ``gpu.md`` (with ``op_profile``'s section, :func:`render`) under
+    ``out``."""
     os.makedirs(out, exist_ok=True)
     path = osp.join(out, 'gpu.json')
     with open(path + '.tmp', 'w') as f:
         json.dump(record, f, indent=1)
     os.replace(path + '.tmp', path)
     with open(osp.join(out, 'gpu.md'), 'w') as f:
-        f.write(render(record))
+        f.write(render(record, op_profile))
 
 
 def main(argv=None):
     args = parse_args(argv)
+    op_profile = None
+    if args.op_profile:
+        with open(args.op_profile) as f:
+            op_profile = json.load(f)
     if args.render:
         with open(args.render) as f:
             record = json.load(f)
-        write(record, args.out)
+        write(record, args.out, op_profile)
         print(f'wrote {osp.join(args.out, "gpu.md")} from {args.render}')
         return record
     args.deadline = None if args.budget is None else \
@@ -489,7 +515,8 @@ def main(argv=None):
     record = dict(
         command=' '.join(['python -m tools.benchmark.speed_gpu',
                           *(sys.argv[1:] if argv is None else argv)]),
-        environment=environment(args), device=args.device, tiny=args.tiny,
+        environment=environment(args), commit=head_profile.commit(),
+        device=args.device, tiny=args.tiny,
         settings={k: getattr(args, k) for k in
                   ('batch_size', 'img_size', 'warmup', 'iters', 'rounds')},
         heads={}, recipe={}, complete=False)
@@ -508,7 +535,7 @@ def main(argv=None):
                   'every row', flush=True)
 
     def save():
-        write(record, args.out)
+        write(record, args.out, op_profile)
 
     with tempfile.TemporaryDirectory() as tmp:
         if 'recipe' in args.tables and not args.data_root:
@@ -525,7 +552,7 @@ def main(argv=None):
                   'was measured', flush=True)
         record['complete'] = complete(args, record)
     save()
-    print(render(record))
+    print(render(record, op_profile))
     print(f'wrote {osp.join(args.out, "gpu.md")} and gpu.json beside it')
     return record
 

@@ -5,7 +5,9 @@
 # momentum and weight decay are not recoverable; these are the usual values
 # for fine-tuning an ImageNet-pretrained ResNet-50 at small batch sizes:
 # lr 1e-3, momentum 0.9, weight decay 1e-4.
+# GroupedOptimWrapperConstructor: as in adam.py
 optim_wrapper = dict(
+    constructor='GroupedOptimWrapperConstructor',
     optimizer=dict(type='SGD', lr=1e-3, momentum=0.9, weight_decay=1e-4))
 
 param_scheduler = []

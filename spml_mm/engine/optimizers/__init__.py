@@ -1,0 +1,3 @@
+from .grouped_optim_wrapper_constructor import GroupedOptimWrapperConstructor
+
+__all__ = ['GroupedOptimWrapperConstructor']
