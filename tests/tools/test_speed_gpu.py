@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from tests.conftest import PYTHON, REPO
-from tools.benchmark import speed_gpu
+from tools.benchmark import head_profile, speed_gpu
 
 TINY = [
     '--device', 'cpu', '--tiny', '--methods', 'AN', 'LASD',
@@ -87,6 +87,19 @@ def test_speed_gpu_budget_keeps_what_it_measured(tmp_path):
     assert resumed['complete']
     assert list(resumed['heads']['fp32']) == ['stock', 'AN', 'LASD']
     assert resumed['heads']['fp32']['stock'] == record['heads']['fp32'][
+        'stock']
+    # rows of another version of the code are measured again: a table's
+    # ratios compare one version's heads
+    assert record['code'] == head_profile.code_fingerprint()
+    record['code'] = 'another'
+    (tmp_path / 'other.json').write_text(json.dumps(record))
+    other = tmp_path / 'other'
+    speed_gpu.main(TINY + ['--tables', 'heads', '--budget', '0.001',
+                           '--resume', str(tmp_path / 'other.json'),
+                           '--out', str(other)])
+    remeasured = json.loads((other / 'gpu.json').read_text())
+    assert remeasured['code'] == head_profile.code_fingerprint()
+    assert remeasured['heads']['fp32']['stock'] != record['heads']['fp32'][
         'stock']
 
 

@@ -25,6 +25,8 @@ Example:
 """
 import argparse
 import copy
+import glob
+import hashlib
 import json
 import os
 import os.path as osp
@@ -45,7 +47,11 @@ LOSS_RANGE = 'head_profile.loss'
 
 
 def commit() -> Optional[str]:
-    """The checkout's commit, ``+`` if it has uncommitted changes."""
+    """The checkout's commit, ``+`` if it has uncommitted changes;
+    ``SPML_MM_COMMIT`` where it is set (a copy of the tree without its git
+    folder, e.g. on a GPU machine)."""
+    if os.environ.get('SPML_MM_COMMIT'):
+        return os.environ['SPML_MM_COMMIT']
     try:
         head = subprocess.run(['git', 'rev-parse', '--short=12', 'HEAD'],
                               cwd=speed_gpu.REPO, capture_output=True,
@@ -56,6 +62,19 @@ def commit() -> Optional[str]:
     except (OSError, subprocess.CalledProcessError):
         return None
     return head + ('+' if dirty.strip() else '')
+
+
+def code_fingerprint() -> str:
+    """A hash of the plugin's code and configs (``spml_mm``, ``configs``):
+    the same wherever the same tree runs, with or without git."""
+    digest = hashlib.sha1()
+    for folder in ('spml_mm', 'configs'):
+        for path in sorted(glob.glob(osp.join(speed_gpu.REPO, folder, '**',
+                                              '*.py'), recursive=True)):
+            digest.update(osp.relpath(path, speed_gpu.REPO).encode())
+            with open(path, 'rb') as f:
+                digest.update(f.read())
+    return digest.hexdigest()[:12]
 
 
 def phase_of(event) -> Optional[str]:

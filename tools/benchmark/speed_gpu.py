@@ -459,7 +459,7 @@ def parse_args(argv=None):
                         help='keep the rows of this json (an incomplete run '
                         'of this tool) and measure the others, if it was '
                         'measured on this device and versions with these '
-                        'settings')
+                        'settings, of the same code (spml_mm and configs)')
     parser.add_argument('--render', metavar='JSON',
                         help='measure nothing: write the page of this json '
                         '(one this tool wrote) into --out')
@@ -516,7 +516,8 @@ def main(argv=None):
         command=' '.join(['python -m tools.benchmark.speed_gpu',
                           *(sys.argv[1:] if argv is None else argv)]),
         environment=environment(args), commit=head_profile.commit(),
-        device=args.device, tiny=args.tiny,
+        code=head_profile.code_fingerprint(), device=args.device,
+        tiny=args.tiny,
         settings={k: getattr(args, k) for k in
                   ('batch_size', 'img_size', 'warmup', 'iters', 'rounds')},
         heads={}, recipe={}, complete=False)
@@ -524,8 +525,9 @@ def main(argv=None):
     if args.resume:
         with open(args.resume) as f:
             previous = json.load(f)
+        # a table is of one machine and one version of the code
         same = {k: previous.get(k) == record[k]
-                for k in ('environment', 'settings', 'tiny')}
+                for k in ('environment', 'settings', 'tiny', 'code')}
         if all(same.values()):
             record.update(heads=previous['heads'], recipe=previous['recipe'])
             print(f'--resume: the rows of {args.resume} kept', flush=True)
