@@ -30,8 +30,9 @@ class GroupedOptimWrapperConstructor(DefaultOptimWrapperConstructor):
     group of every parameter: 161 for a ResNet-50. The optimizer then runs
     its update once per group, a few small kernels each, where one group
     runs them once for all its parameters (PyTorch's ``foreach`` kernels,
-    its default on CUDA): on an H100 that made the step of a ResNet-50 at
-    batch 32 up to a quarter slower. This constructor puts the parameters
+    its default on CUDA): 161 groups of a ResNet-50 nearly triple the
+    operators of a step at batch 32, and on an H100 these heads' steps ran
+    at 0.72-0.90 of the stock head's. This constructor puts the parameters
     of equal options in one group (two for a head at 10x the backbone's
     rate). Each parameter gets the same learning rate, weight decay and
     update as in its own group; without ``paramwise_cfg`` it builds what
