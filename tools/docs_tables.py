@@ -338,12 +338,19 @@ LABEL_FORMATS = {
 }
 
 
-def _label_entry(res: Results, stem: str, name: str) -> dict:
+def _named_entry(res: Results, stem: str, name: str, what: str,
+                 writer: str) -> dict:
+    """Entry ``name`` of ``stem``.json, or an error naming what writes it."""
     found = res.raw(stem)
     if name not in found:
-        raise ValueError(f'{stem}.json has no data set {name!r} (its '
-                         'generator\'s --record writes it)')
+        raise ValueError(f'{stem}.json has no {what} {name!r} ({writer} '
+                         'writes it)')
     return found[name]
+
+
+def _label_entry(res: Results, stem: str, name: str) -> dict:
+    return _named_entry(res, stem, name, 'data set',
+                        "its generator's --record")
 
 
 def _label_stat(res: Results, stem: str, name: str, field: str) -> str:
@@ -434,11 +441,7 @@ def an_noise_table(res: Results, stem: str, *names: str) -> str:
 
 
 def _probe(res: Results, stem: str, name: str) -> dict:
-    found = res.raw(stem)
-    if name not in found:
-        raise ValueError(f'{stem}.json has no probe of {name!r} (the probe\'s '
-                         '--record writes it)')
-    return found[name]
+    return _named_entry(res, stem, name, 'probe of', "the probe's --record")
 
 
 def probe_table(res: Results, stem: str, *named: str) -> str:
