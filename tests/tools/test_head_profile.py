@@ -57,6 +57,8 @@ def test_head_profile_tiny(tmp_path):
     assert 'default_constructor' not in heads['AN']
     assert heads['LASD']['views'] == 3 and heads['AN']['views'] == 1
     text = (tmp_path / 'head_profile.md').read_text()
+    # a page of its own (the docs build refuses a page opening at H3)
+    assert text.startswith('# Why: operators per step\n')
     assert '| GR | 2 | 1 |' in text and '| 62 |' in text
     assert '- LASD: 3 views of each image' in text
 

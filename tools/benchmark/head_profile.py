@@ -195,15 +195,15 @@ def why(method: str, result: dict, stock: dict) -> str:
     return '; '.join(parts)
 
 
-def render(profile_record: dict, missed=()) -> str:
-    """The profile as a Markdown section; ``missed``: the methods below
-    their target (``speed_gpu``'s heads table), which get their sentence
-    of why."""
+def render(profile_record: dict, missed=(), level: int = 3) -> str:
+    """The profile as a Markdown section with a heading of ``level`` (1: a
+    page of its own); ``missed``: the methods below their target
+    (``speed_gpu``'s heads table), which get their sentence of why."""
     heads = profile_record['heads']
     stock = heads['stock']
     settings = profile_record['settings']
     lines = [
-        '### Why: operators per step', '',
+        '#' * level + ' Why: operators per step', '',
         f"Measured with `{profile_record['command']}` on "
         f"{profile_record['environment']}, spml-mm commit "
         f"{profile_record['commit'] or 'unknown'}; batch "
@@ -278,7 +278,7 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     with open(osp.join(args.out, 'head_profile.json'), 'w') as f:
         json.dump(record, f, indent=1)
-    text = render(record, missed=args.methods)
+    text = render(record, missed=args.methods, level=1)
     with open(osp.join(args.out, 'head_profile.md'), 'w') as f:
         f.write(text)
     print(text)
