@@ -3,11 +3,10 @@ from typing import Optional, Tuple, Union
 import torch
 from mmpretrain.registry import MODELS
 
-from ..label_banks.label_bank import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
 from .epr_loss import checked_expected_positives
 from .gpr import gpr_loss
 from .gr_loss import GRLoss
-from .value_and_grad import indicator
+from .value_and_grad import pseudo_label_indicators
 
 Schedule = Union[float, Tuple[float, float]]
 
@@ -111,14 +110,7 @@ class GPRLoss(GRLoss):
                 multi-label heads; not used.
         """
         self._warn_without_schedule()
-        if pseudo_label is None:
-            pseudo_label = torch.zeros_like(target, dtype=torch.int8)
-        elif pseudo_label.shape != target.shape:
-            raise ValueError(
-                f'pseudo_label of shape {tuple(pseudo_label.shape)} for '
-                f'logits of shape {tuple(cls_score.shape)}')
-        positive = indicator(torch.eq, pseudo_label, PSEUDO_POSITIVE, target)
-        negative = indicator(torch.eq, pseudo_label, PSEUDO_NEGATIVE, target)
+        positive, negative = pseudo_label_indicators(pseudo_label, target)
         low, high = self.pseudo_weight_range
         return gpr_loss(cls_score, target, positive, negative,
                         self._k_now['w'], self._k_now['b'],

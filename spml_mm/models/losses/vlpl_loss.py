@@ -4,9 +4,8 @@ import torch
 import torch.nn as nn
 from mmpretrain.registry import MODELS
 
-from ..label_banks.label_bank import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
 from .em_loss import em_entries
-from .value_and_grad import differentiable, indicator
+from .value_and_grad import differentiable, pseudo_label_indicators
 
 
 def vlpl_value_and_grad(z: torch.Tensor,
@@ -135,14 +134,7 @@ class VLPLLoss(nn.Module):
             avg_factor (float, optional): Passed by MMPretrain's
                 multi-label heads; not used.
         """
-        if pseudo_label is None:
-            pseudo_label = torch.zeros_like(target, dtype=torch.int8)
-        elif pseudo_label.shape != target.shape:
-            raise ValueError(
-                f'pseudo_label of shape {tuple(pseudo_label.shape)} for '
-                f'logits of shape {tuple(cls_score.shape)}')
-        positive = indicator(torch.eq, pseudo_label, PSEUDO_POSITIVE, target)
-        negative = indicator(torch.eq, pseudo_label, PSEUDO_NEGATIVE, target)
+        positive, negative = pseudo_label_indicators(pseudo_label, target)
         return vlpl_loss(cls_score, target, positive, negative, self.alpha,
                          self.pseudo_positive_weight,
                          self.pseudo_negative_weight,

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from spml_mm.models.losses import VLPLLoss, vlpl_loss
+from spml_mm.models.losses import GPRLoss, VLPLLoss, vlpl_loss
 from tests.models.losses import reference
 
 
@@ -84,3 +84,22 @@ def test_matches_vlpl_loss_function(batch):
         VLPLLoss(alpha=0.1)(logits, target, state),
         vlpl_loss(logits, target, state == 1, state == -1, 0.1, 0.7, 0.,
                   0.9))
+
+
+@pytest.mark.parametrize('loss', [VLPLLoss(), GPRLoss()])
+def test_pseudo_labels_read_from_the_bank_states(loss):
+    """The bank's states 1 / -1 / 0 select the positive and negative terms:
+    no bank equals a bank of zeros, and a bank of another shape is refused
+    naming both shapes."""
+    if isinstance(loss, GPRLoss):
+        loss.set_epoch(0, 10)
+    torch.manual_seed(0)
+    z = torch.randn(3, 4)
+    s = torch.zeros(3, 4)
+    s[:, 0] = 1
+    state = torch.tensor([[0, 1, -1, 0]] * 3, dtype=torch.int8)
+    assert loss(z, s) == loss(z, s, torch.zeros_like(state))
+    assert loss(z, s, state) != loss(z, s)
+    with pytest.raises(ValueError, match=r'pseudo_label of shape \(3, 3\) '
+                       r'for logits of shape \(3, 4\)'):
+        loss(z, s, state[:, :3])
