@@ -13,6 +13,8 @@ from mmengine.runner import BaseLoop, EpochBasedTrainLoop
 from mmengine.utils import apply_to
 from mmpretrain.registry import HOOKS
 
+from spml_mm.engine.optimizers.grouped_optim_wrapper_constructor import \
+    merge_param_groups
 from spml_mm.evaluation import selection_score
 from spml_mm.utils import find_last_checkpoint, write_atomically
 from spml_mm.utils.atomic_backend import PARTIAL_SUFFIX, is_partial_file
@@ -163,8 +165,31 @@ class SPMLCheckpointHook(CheckpointHook):
                 'no path) or, to continue from these weights with a fresh '
                 f'optimizer, pass --resume-weights-only {runner._load_from} '
                 '(default_hooks.checkpoint.resume_weights_only=True).')
+        self._merge_optimizer_groups(runner, checkpoint)
         if not runner.cfg.get('load_strict', True):
             self._fit_optimizer_state(runner, checkpoint)
+
+    def _merge_optimizer_groups(self, runner, checkpoint: dict) -> None:
+        """A checkpoint of one optimizer group per parameter (MMEngine's
+        constructor with a ``paramwise_cfg``, as the GR and large-loss
+        configs had) resumed under ``GroupedOptimWrapperConstructor``: its
+        groups are merged as the constructor merges them, so every
+        parameter keeps its optimizer state."""
+        saved = checkpoint.get('optimizer')
+        wrapper = runner.optim_wrapper
+        if not (isinstance(wrapper, OptimWrapper) and isinstance(saved, dict)
+                and 'param_groups' in saved):
+            return
+        sizes = [len(g['params']) for g in wrapper.optimizer.param_groups]
+        if [len(g['params']) for g in saved['param_groups']] == sizes:
+            return
+        merged = merge_param_groups(saved['param_groups'])
+        if [len(g['params']) for g in merged] == sizes:
+            saved['param_groups'] = merged
+            runner.logger.info(
+                f'The optimizer state of {runner._load_from} has '
+                f'{len(merged)} groups once its groups of equal options are '
+                'merged, as GroupedOptimWrapperConstructor builds them.')
 
     def _fit_optimizer_state(self, runner, checkpoint: dict) -> None:
         """Under ``load_strict=False``, restart the optimizer state of the

@@ -8,10 +8,13 @@ from mmpretrain.registry import OPTIM_WRAPPER_CONSTRUCTORS
 def merge_param_groups(groups: List[dict]) -> List[dict]:
     """The parameter groups with the parameters of groups of equal options
     (every key but ``params``) in one group, at the place of the first of
-    them; the order of the parameters within a group is kept."""
+    them; the order of the parameters within a group is kept. ``params``
+    may hold parameters or, as in an optimizer's state dict, their
+    indices."""
     merged = {}
     for group in groups:
-        options = tuple(sorted(
+        # repr: a state dict's options hold lists (betas)
+        options = repr(sorted(
             (k, v) for k, v in group.items() if k != 'params'))
         if options in merged:
             merged[options]['params'].extend(group['params'])

@@ -13,7 +13,8 @@ from mmpretrain.registry import MODELS
 
 from spml_mm.engine.optimizers.grouped_optim_wrapper_constructor import \
     merge_param_groups
-from tests.conftest import REPO
+from tests.conftest import PYTHON, REPO, run_tool
+from tests.tools.test_train_test import CONFIG, tiny_options
 from tools.benchmark.speed_gpu import synthetic_batch
 
 TINY_BACKBONE = dict(type='ResNet', depth=18, stem_channels=8,
@@ -99,3 +100,34 @@ def test_same_update_as_a_group_per_parameter(foreach):
     for name, before in initial.items():
         if name.endswith(('fc.weight', 'conv1.weight')):
             assert not torch.equal(grouped.state_dict()[name], before), name
+
+
+@pytest.mark.slow
+def test_resume_of_a_group_per_parameter_checkpoint(tiny_demo, tmp_path):
+    """A run started under MMEngine's constructor (a group per parameter,
+    as the GR configs had) and resumed under this one ends with the weights
+    of the run that never stopped: the checkpoint's groups are merged, so
+    every parameter keeps its Adam moments."""
+    head_x10 = "paramwise_cfg=dict(custom_keys={'head': dict(lr_mult=10.)})"
+    base = f'_base_ = {osp.join(REPO, CONFIG)!r}\n'
+    old, new = tmp_path / 'old.py', tmp_path / 'new.py'
+    old.write_text(base + "optim_wrapper = dict(constructor="
+                   f"'DefaultOptimWrapperConstructor', {head_x10})\n")
+    new.write_text(base + f'optim_wrapper = dict({head_x10})\n')
+
+    def train(config, work, epochs, *extra):
+        return run_tool([PYTHON, 'tools/train.py', str(config), '--work-dir',
+                         str(work), '--no-validate', *extra] +
+                        tiny_options(tiny_demo, epochs))
+
+    train(old, tmp_path / 'whole', 2)
+    train(old, tmp_path / 'resumed', 1)
+    out = train(new, tmp_path / 'resumed', 2, '--resume')
+    assert 'groups once its groups of equal options are merged' in out
+    whole, resumed = (torch.load(tmp_path / run / 'epoch_2.pth',
+                                 weights_only=True)
+                      for run in ('whole', 'resumed'))
+    assert len(resumed['optimizer']['param_groups']) == 2
+    assert len(whole['optimizer']['param_groups']) > 2
+    for name, value in whole['state_dict'].items():
+        assert torch.equal(resumed['state_dict'][name], value), name
