@@ -40,7 +40,9 @@ class GroupedOptimWrapperConstructor(DefaultOptimWrapperConstructor):
     rate). Each parameter gets the same learning rate, weight decay and
     update as in its own group; without ``paramwise_cfg`` it builds what
     the default constructor builds. The configs' schedules
-    (``configs/_base_/schedules``) select it.
+    (``configs/_base_/schedules``) select it. A run started with a group
+    per parameter resumes under it: ``SPMLCheckpointHook`` merges the
+    checkpoint's groups the same way.
 
     Args:
         optim_wrapper_cfg (dict): The config's ``optim_wrapper``.
