@@ -316,6 +316,8 @@ def part_speed(run: Run, procs: dict) -> None:
                 '--switches', 'batched_copy', '--workers', '1', '--warmup',
                 '1', '--iters', '1', '--rounds', '1', '--batch-size', '4',
                 '--img-size', '32']
+    elif found and found.get('tables_complete', {}).get('recipe'):
+        cmd += ['--tables', 'heads']  # no wait for the data
     elif wait_data(run, procs, 'data/proxy-voc-448'):
         cmd += ['--data-root', 'data/proxy-voc-448']
     else:
