@@ -171,15 +171,7 @@ def fresh(data: dict) -> dict:
 def timed(step: Callable[[dict], None], batches: Callable[[], dict],
           batch: int, args) -> Dict[str, Optional[float]]:
     """Median images/s over ``args.rounds`` rounds of ``args.iters``
-    iterations after ``args.warmup``, and the peak memory (MiB, GPU only).
-
-    The first row a process measures is measured twice and the first result
-    dropped: a process's first seconds on a GPU run slow (kernels loaded,
-    clocks raised): on an H100 the first row, stock fp32, read 0.24x of
-    the heads measured after it."""
-    if not args.warm:
-        args.warm = True
-        timed(step, batches, batch, args)
+    iterations after ``args.warmup``, and the peak memory (MiB, GPU only)."""
     cuda = args.device.startswith('cuda')
 
     def sync():
@@ -518,7 +510,6 @@ def main(argv=None):
         return record
     args.deadline = None if args.budget is None else \
         time.monotonic() + args.budget
-    args.warm = False
     torch.manual_seed(0)
     record = dict(
         command=' '.join(['python -m tools.benchmark.speed_gpu',
