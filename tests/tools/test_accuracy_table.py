@@ -102,3 +102,29 @@ def test_search_table_holds_every_invocations_methods_and_rates(tmp_path):
         in table
     assert '| 50.00 | 60.00 | - | 0.0001 |' in table
     assert '| - | 40.00 | 55.00 | 0.01 |' in table
+    assert '(seed 0; the test set is not used)' in table  # untested runs
+    found['an']['0.0001']['test_mAP'] = 58.
+    (tmp_path / 'x_lr_search.json').write_text(json.dumps(found))
+    accuracy.lr_search(args, 'x', str(tmp_path), str(tmp_path), 'T')
+    assert ("where a search run was tested, the chosen rate's run is seed 0 "
+            'of the seeds table') in (tmp_path / 'x_lr_search.md').read_text()
+
+
+def test_the_chosen_rates_search_run_is_the_seed_it_trained():
+    """--searched-lr records the rate search's run at the chosen rate as
+    the seed it trained, only where that run is the same training (seed,
+    --cfg-options, selection metric) and was tested."""
+    run = dict(val_mAP=80., seconds=9., seed=0, options=['a=1'],
+               select_metric='spml/mAP', test_mAP=77.)
+    found = {'an': {'0.001': run, '0.0001': dict(run, val_mAP=70.,
+                                                 test_mAP=90.)}}
+    assert accuracy.searched_run(found, 'an', 0, ['a=1'],
+                                 'spml/mAP') is run
+    for seed, options, metric in [(1, ['a=1'], 'spml/mAP'),
+                                  (0, [], 'spml/mAP'),
+                                  (0, ['a=1'], 'spml/mAP_observed')]:
+        assert accuracy.searched_run(found, 'an', seed, options,
+                                     metric) is None
+    assert accuracy.searched_run(found, 'gr', 0, ['a=1'], 'spml/mAP') is None
+    del run['test_mAP']  # a search of before the test pass
+    assert accuracy.searched_run(found, 'an', 0, ['a=1'], 'spml/mAP') is None

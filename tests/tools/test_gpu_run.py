@@ -62,24 +62,26 @@ def test_gpu_run_rehearsal(tmp_path):
     assert set(speed['heads']['fp32']) == {'stock', 'AN'}
     assert set(speed['recipe']['stock fp32']) == {'stock', 'batched_copy',
                                                   'gpu_fast'}
-    # the profile, decoding files and from the image cache
+    # the profile, decoding files and from the image cache, and LASD's
     profile = read(out / 'gpu_profile.json')
-    assert [r['label'] for r in profile['runs']] == ['decoding files',
-                                                     'image cache']
+    assert [r['label'] for r in profile['runs']] == [
+        'decoding files', 'image cache', 'LASD, image cache']
     assert all(r['iterations'] == 3 and r['operators'] for r in
                profile['runs'])
-    # the evidence: the rate search's run, then the seed at its rate
+    # the evidence: the rate search's run, tested, is the seed at its rate
     evidence = out / 'evidence'
     search = read(evidence / 'accuracy_proxy-voc_finetune-f0.01_lr_search'
                   '.json')
     seeds = read(evidence / 'accuracy_proxy-voc_finetune-f0.01.json')
     assert list(search) == ['an'] and list(search['an']) == ['0.001']
     assert list(seeds['an']) == ['0'] and seeds['an']['0']['lr'] == 0.001
+    assert seeds['an']['0']['from_lr_search'] is True
+    assert seeds['an']['0']['mAP'] == search['an']['0.001']['test_mAP']
     assert parts['evidence']['status'] == 'done'
     assert sorted(r['run'][0] for r in parts['evidence']['finished']) == [
         'lr', 'seed']
-    assert list((evidence / 'runs' / 'an' / '0').glob('*/vis_data/'
-                                                      'scalars.json'))
+    assert list((evidence / 'runs' / 'an' / '0.001').glob('*/vis_data/'
+                                                          'scalars.json'))
     assert 'LoadCachedImage' in (evidence / 'runs.log').read_text()
 
     # collected: a rehearsal never into docs/results
@@ -162,3 +164,42 @@ def test_speed_starts_after_the_data_writing(tmp_path, monkeypatch):
         str(tmp_path / 'results'), '--parts', 'speed']))
     gpu_run.part_speed(run, {'data/a': Writing(), 'data/b': None})
     assert events == ['data written', 'tools.benchmark.speed_gpu']
+
+
+def test_profile_adds_lasd_to_a_committed_profile_and_prices_its_runs(
+        tmp_path, monkeypatch):
+    """A committed profile of AN's runs gains LASD's alone, whose iteration
+    against AN's from the image cache is the evidence's cost of a LASD run
+    (else the CPU's 5)."""
+    results = tmp_path / 'results'
+    results.mkdir()
+    run = gpu_run.Run(gpu_run.parse_args([
+        '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
+        '--stage', str(tmp_path / 'stage'), '--results-dir', str(results)]))
+    assert gpu_run.costs(run) == dict(lasd=5.)
+
+    def profiled(label, seconds):
+        return dict(label=label, iteration_s=dict(median=seconds))
+
+    (results / 'gpu_profile.json').write_text(json.dumps(dict(
+        kind=run.kind(), runs=[profiled('decoding files', .03),
+                               profiled('image cache', .02)])))
+    called = []
+
+    def call(cmd, log, cap, env=None):
+        out, label = cmd[cmd.index('--out') + 1], cmd[cmd.index('--label') + 1]
+        called.append((cmd[3], label))
+        os.makedirs(out)
+        with open(os.path.join(out, 'profile.json'), 'w') as f:
+            json.dump(profiled(label, .05), f)
+        return 'ok'
+
+    monkeypatch.setattr(gpu_run, 'call', call)
+    for ready in ('wait_data', 'weights', 'make_cache'):
+        monkeypatch.setattr(gpu_run, ready, lambda *a: True)
+    gpu_run.part_profile(run, {})
+    assert called == [(gpu_run.LASD_CONFIG, 'LASD, image cache')]
+    profile = read(tmp_path / 'stage' / 'gpu_profile.json')
+    assert [r['label'] for r in profile['runs']] == [
+        'decoding files', 'image cache', 'LASD, image cache']
+    assert gpu_run.costs(run) == pytest.approx(dict(lasd=2.5))

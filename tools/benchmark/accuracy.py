@@ -236,6 +236,16 @@ def select_options(config, key):
     return options
 
 
+def test_best(config, work_dir, opts):
+    """The test mAP of the best validation checkpoint a training left in
+    ``work_dir``."""
+    best = sorted(glob.glob(osp.join(work_dir, 'best_*.pth')))
+    out = run([sys.executable, 'tools/test.py', config, best[-1],
+               '--work-dir', work_dir, *opts])
+    found = re.findall(r'Epoch\(test\).*?spml/mAP: ([\d.]+)', out)
+    return float(found[-1])
+
+
 def train_and_test(config, work_dir, seed, options):
     """Train one configuration and return its test mAP and training time.
     A run an interrupted invocation left in ``work_dir`` is resumed (the
@@ -247,11 +257,19 @@ def train_and_test(config, work_dir, seed, options):
     run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
          *resume, *opts])
     seconds = time.time() - start
-    best = sorted(glob.glob(osp.join(work_dir, 'best_*.pth')))
-    out = run([sys.executable, 'tools/test.py', config, best[-1],
-               '--work-dir', work_dir, *opts])
-    found = re.findall(r'Epoch\(test\).*?spml/mAP: ([\d.]+)', out)
-    return float(found[-1]), seconds
+    return test_best(config, work_dir, opts), seconds
+
+
+def searched_run(found, method, seed, cfg_options, select_metric):
+    """The rate search's run of ``method`` at its chosen rate if it is the
+    run this seed would train (the same seed, ``--cfg-options`` and
+    selection metric, and tested), else None."""
+    if not found.get(method):
+        return None
+    entry = found[method][f'{chosen_lrs(found)[method]:g}']
+    same = (entry.get('seed'), entry.get('options'),
+            entry['select_metric']) == (seed, cfg_options, select_metric)
+    return entry if same and 'test_mAP' in entry else None
 
 
 def summarize(results, methods):
@@ -359,7 +377,9 @@ def main():
     parser.add_argument('--lr-search', nargs='+', type=float, metavar='LR',
                         help='train the first seed at each learning rate and '
                         'report the best validation mAP per method (the '
-                        'test set is not used)')
+                        'test set does not choose; the chosen rate\'s '
+                        'run, tested, is --searched-lr\'s run of that '
+                        'seed)')
     parser.add_argument('--searched-lr', action='store_true',
                         help='train each method at the learning rate of its '
                         'best validation mAP in this suite\'s --lr-search '
@@ -402,10 +422,9 @@ def main():
         args.work_root, f'{args.suite}_{args.regime}{reduced}')
     title = SUITE_TITLES[args.suite] + (
         f', at {args.fraction:g} of its size' if reduced else '')
-    lrs = {}
+    lrs, found = {}, {}
     if args.searched_lr:
         searched = osp.join(out_dir, f'{name}_lr_search.json')
-        found = {}
         if osp.isfile(searched):
             with open(searched) as f:
                 found = json.load(f)
@@ -431,6 +450,15 @@ def main():
             if str(s) not in results.get(m, {})]
     progress = ProgressBar(len(todo))
     for method, seed in todo:
+        reused = None if args.quick else searched_run(
+            found, method, seed, args.cfg_options, args.select_metric)
+        if reused:  # the same training: its test mAP, not a second run
+            results = record(json_path, method, str(seed), dict(
+                mAP=reused['test_mAP'], seconds=reused['seconds'],
+                select_metric=args.select_metric, lr=lrs[method],
+                from_lr_search=True))
+            progress.update()
+            continue
         work_dir = osp.join(work_root, method, f'seed{seed}')
         if args.rerun:
             shutil.rmtree(work_dir, ignore_errors=True)
@@ -508,16 +536,21 @@ def lr_search(args, name, out_dir, work_root, title):
         # the best validation value is read from this training's log: a run
         # an interrupted invocation left starts again
         shutil.rmtree(work_dir, ignore_errors=True)
+        opts = ['--cfg-options', f'randomness.seed={seed}',
+                f'optim_wrapper.optimizer.lr={lr}',
+                *proxy_options(args.suite, args.fraction, config),
+                *args.cfg_options,
+                *select_options(config, args.select_metric)]
         start = time.time()
         out = run([sys.executable, 'tools/train.py', config, '--work-dir',
-                   work_dir, '--cfg-options', f'randomness.seed={seed}',
-                   f'optim_wrapper.optimizer.lr={lr}',
-                   *proxy_options(args.suite, args.fraction, config),
-                   *args.cfg_options,
-                   *select_options(config, args.select_metric)])
+                   work_dir, *opts])
+        seconds = time.time() - start
+        # tested too, so that the chosen rate's run is the seeds' first run
         found = record(json_path, method, f'{lr:g}', dict(
             val_mAP=best_val_map(out, args.select_metric),
-            select_metric=args.select_metric, seconds=time.time() - start))
+            select_metric=args.select_metric, seconds=seconds, seed=seed,
+            options=args.cfg_options,
+            test_mAP=test_best(config, work_dir, opts)))
         progress.update()
     write_lr_search_page(found, out_dir, name, title, args.suite,
                          args.regime, seed, args.select_metric,
@@ -528,10 +561,15 @@ def write_lr_search_page(found, out_dir, name, title, suite, regime, seed,
                          select_metric, command):
     """``<name>_lr_search.md`` of a rate search's results json ``found``,
     each method's best rate marked."""
+    tested = any('test_mAP' in r for runs in found.values()
+                 for r in runs.values())
     md = '\n'.join([
         f'{title}, {regime} regime: best validation '
         f'`{select_metric}` over the epochs per learning rate (seed '
-        f'{seed}; the test set is not used).', '',
+        f'{seed}; ' + ('the test set does not choose the rate; where a '
+                       'search run was tested, the chosen rate\'s run is '
+                       f'seed {seed} of the seeds table).' if tested else
+                       'the test set is not used).'), '',
         *lr_search_table(found, suite, regime), '',
         f'Command: `{command}`', '',
         f'Machine: {machine_summary()}', ''

@@ -12,7 +12,9 @@ committed results) for the same kind of run (device, ``--tiny``):
    committed incomplete table on the same device;
 3. ``profile``: one fine-tuned proxy run split into data wait and step, with
    the operators (``tools/benchmark/profile_train.py``), decoding files and
-   from the image cache (``gpu_profile.json``);
+   from the image cache, and LASD's from the image cache, whose iteration
+   against AN's is its runs' cost in the evidence's budget
+   (``gpu_profile.json``; runs already committed are kept);
 4. ``evidence``: the full-size fine-tuned VOC-like queue
    (``tools/benchmark/accuracy.py --suite proxy-voc --regime finetune``):
    each method's rate search, then 3 seeds at its rate, up to ``--jobs``
@@ -57,11 +59,13 @@ METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml', 'opml_sp')
 ADAM_RATES = ('1e-05', '0.0001', '0.001')
 SGD_RATES = ('0.0001', '0.001', '0.01')
 SEEDS = (0, 1, 2)
-#: a run's cost against AN's (LASD trains on three views of each image: 5.4
-#: times AN's time in the fine-tuned table at a fifth of the size)
+#: a run's cost against AN's where the profile has not measured it (LASD
+#: trains on three views of each image: 5.4 times AN's time in the CPU's
+#: fine-tuned table at a fifth of the size)
 COST = dict(lasd=5.)
 SUITE = 'proxy-voc'
 PROXY_CONFIG = 'configs/an/efficientnet-lite0_proxy-voc.py'
+LASD_CONFIG = 'configs/lasd/efficientnet-lite0_proxy-voc.py'
 #: the packed output, in --out
 PACK = 'gpu_run.tar.gz'
 
@@ -342,14 +346,29 @@ def part_speed(run: Run, procs: dict) -> None:
              complete=osp.isfile(path) and record['complete'])
 
 
-def profile_runs(args) -> Dict[str, List[str]]:
-    """Profiled run -> its --cfg-options (the evidence's settings)."""
+def profile_runs(args) -> Dict[str, tuple]:
+    """Profiled run -> its config and --cfg-options (the evidence's
+    settings); LASD's gives its runs' cost against AN's (:func:`costs`)."""
     base = [f'{loader}.dataset.data_root={evidence_root(args)}'
             for loader in ('train_dataloader', 'val_dataloader',
                            'test_dataloader')] + [
         'train_dataloader.num_workers=1', 'randomness.seed=0']
-    return {'decoding files': base,
-            'image cache': base + fast_options(args)}
+    return {'decoding files': (PROXY_CONFIG, base),
+            'image cache': (PROXY_CONFIG, base + fast_options(args)),
+            'LASD, image cache': (LASD_CONFIG, base + fast_options(args))}
+
+
+def costs(run: Run) -> Dict[str, float]:
+    """Method -> its run's cost against AN's: LASD's from the profile's
+    iterations from the image cache (this command's, else the committed),
+    else :data:`COST`."""
+    found = {r['label']: r['iteration_s']['median'] for r in
+             load(osp.join(run.args.out, 'gpu_profile.json')).get('runs', [])
+             or (run.committed('gpu_profile.json') or {}).get('runs', [])}
+    if {'image cache', 'LASD, image cache'} <= set(found):
+        return dict(COST, lasd=found['LASD, image cache'] /
+                    found['image cache'])
+    return COST
 
 
 def fast_options(args) -> List[str]:
@@ -388,28 +407,31 @@ def weights(run: Run) -> bool:
 
 def part_profile(run: Run, procs: dict) -> None:
     args = run.args
-    if run.committed('gpu_profile.json'):
+    committed = (run.committed('gpu_profile.json') or {}).get('runs', [])
+    todo = {label: spec for label, spec in profile_runs(args).items()
+            if label not in {r['label'] for r in committed}}
+    if not todo:
         return run.part('profile', status='skipped: committed')
     if not (wait_data(run, procs, evidence_root(args)) and weights(run)
             and make_cache(run)):
         return run.part('profile', status='no data')
     folder = osp.join(args.out, 'profile')
     os.makedirs(folder, exist_ok=True)
-    results, statuses = [], []
+    results, statuses = list(committed), []
     iters = ['--iters', '4', '--skip', '1', '--active', '1'] if args.tiny \
         else ['--iters', '150', '--skip', '30', '--active', '10']
-    cap = run.cap('profile') / 2
-    for label, options in profile_runs(args).items():
-        out = osp.join(folder, label.replace(' ', '_'))
+    cap = run.cap('profile') / len(todo)
+    for label, (config, options) in todo.items():
+        out = osp.join(folder, label.replace(' ', '_').replace(',', ''))
         statuses.append(call(
             [sys.executable, '-m', 'tools.benchmark.profile_train',
-             PROXY_CONFIG, '--out', out, '--label', label, *iters,
+             config, '--out', out, '--label', label, *iters,
              '--cfg-options', *options], osp.join(folder, 'profile.log'),
             cap, env=dict(OMP_NUM_THREADS='2')))
         if osp.isfile(osp.join(out, 'profile.json')):
             with open(osp.join(out, 'profile.json')) as f:
                 results.append(json.load(f))
-    if results:
+    if len(results) > len(committed):
         write_json(osp.join(args.out, 'gpu_profile.json'),
                    dict(kind=run.kind(),
                         environment=run.manifest['environment'],
@@ -464,21 +486,27 @@ def part_evidence(run: Run, procs: dict) -> None:
         return [t for t in tasks if t not in running]
 
     walls = []  # this command's finished runs: seconds, as AN's cost
+    cost = costs(run)
 
-    def estimate(method):
-        """Seconds a run of ``method`` takes, launch to exit: this
-        command's runs, else the json's training times and a test pass,
-        else ``--run-estimate``."""
+    def estimate(task):
+        """Seconds a run takes, launch to exit: this command's runs, else
+        the json's training times and a test pass, else ``--run-estimate``;
+        a seed the rate search trained is only recorded."""
+        from tools.benchmark.accuracy import searched_run
+        kind, method, value = task
+        if kind == 'seed' and searched_run(load(search_json), method, value,
+                                           options[1:], 'spml/mAP'):
+            return 30
         if walls:
             base = sorted(walls)[len(walls) // 2]
         else:
-            seconds = [r['seconds'] / COST.get(m, 1.)
+            seconds = [r['seconds'] / cost.get(m, 1.)
                        for path in (search_json, seeds_json)
                        for m, runs in load(path).items()
                        for r in runs.values()]
             base = sorted(seconds)[len(seconds) // 2] + 30 if seconds \
                 else args.run_estimate
-        return base * COST.get(method, 1.)
+        return base * cost.get(method, 1.)
 
     while True:
         for key, (proc, since) in list(running.items()):
@@ -488,14 +516,14 @@ def part_evidence(run: Run, procs: dict) -> None:
                 finished.append(dict(run=list(key), rc=proc.returncode,
                                      seconds=round(seconds, 1)))
                 if proc.returncode == 0:
-                    walls.append(seconds / COST.get(key[1], 1.))
+                    walls.append(seconds / cost.get(key[1], 1.))
                 keep_logs(args, key, folder)
         for task in todo():
             if len(running) >= args.jobs:
                 break
             if task in started:  # failed once: not again in this command
                 continue
-            if estimate(task[1]) > run.left() - 15:
+            if estimate(task) > run.left() - 15:
                 continue
             kind, method, value = task
             cmd = common + ['--methods', method] + (
