@@ -1,5 +1,7 @@
 """tools.benchmark.accuracy --suite: every method has its proxy configs,
 and the learning-rate search reads validation mAP only."""
+import json
+import os
 import os.path as osp
 import sys
 
@@ -44,22 +46,30 @@ def test_demo_suite_keeps_the_demo_configs():
         'configs/grloss/grloss_vgg11bn_demo.py'
 
 
-def test_best_val_map_ignores_the_test_lines():
-    log = ('Epoch(val) [1][18/18]    spml/mAP: 23.7861  data_time: 0.03\n'
-           'Epoch(val) [2][18/18]    spml/mAP: 26.1830  data_time: 0.02\n'
-           'Epoch(test) [91/91]    spml/mAP: 99.0000\n')
-    assert accuracy.best_val_map(log) == 26.183
+def scalars(work_dir, stamp, *entries):
+    """MMEngine's scalars of one training of ``work_dir``."""
+    folder = work_dir / stamp / 'vis_data'
+    folder.mkdir(parents=True)
+    (folder / 'scalars.json').write_text(
+        ''.join(json.dumps(e) + '\n' for e in entries))
 
 
-def test_selection_on_another_metric_key():
-    log = ('Epoch(val) [1][2/2]    spml/mAP_annotated: 80.0000  '
-           'spml/mAP_observed: 41.5000  data_time: 0.03\n'
-           'Epoch(val) [2][2/2]    spml/mAP_annotated: 70.0000  '
-           'spml/mAP_observed: 43.2500  data_time: 0.02\n')
-    assert accuracy.best_val_map(log, 'spml/mAP_observed') == 43.25
-    assert accuracy.best_val_map(log, 'spml/mAP_annotated') == 80.
-    with pytest.raises(ValueError):  # no spml/mAP in this log
-        accuracy.best_val_map(log)
+def test_best_val_map_spans_a_run_and_its_resumption(tmp_path):
+    train = dict(loss=0.7, epoch=1, iter=5, step=5)
+    scalars(tmp_path, '20261126_100000', train,
+            {'spml/mAP': 23.7861, 'step': 1}, {'spml/mAP': 26.18, 'step': 2})
+    scalars(tmp_path, '20261126_110000', {'spml/mAP': 25.5, 'step': 3})
+    assert accuracy.best_val_map(str(tmp_path)) == 26.18
+
+
+def test_selection_on_another_metric_key(tmp_path):
+    scalars(tmp_path, '20261126_100000',
+            {'spml/mAP_annotated': 80., 'spml/mAP_observed': 41.5},
+            {'spml/mAP_annotated': 70., 'spml/mAP_observed': 43.25})
+    assert accuracy.best_val_map(str(tmp_path), 'spml/mAP_observed') == 43.25
+    assert accuracy.best_val_map(str(tmp_path), 'spml/mAP_annotated') == 80.
+    with pytest.raises(ValueError):  # no spml/mAP in these scalars
+        accuracy.best_val_map(str(tmp_path))
     key = 'spml/mAP_observed'
     assert accuracy.select_options('configs/an/an_vgg11bn_demo.py', key) == [
         f'default_hooks.checkpoint.save_best={key}']
@@ -115,3 +125,48 @@ def test_fraction_is_refused_on_the_demo_suite():
          '--fraction', '0.5'], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2
     assert '--fraction applies to the proxy suites' in proc.stderr
+
+
+@pytest.mark.slow
+def test_an_interrupted_rate_search_run_resumes(tmp_path):
+    """A rate-search run stopped after an epoch (a GPU command's deadline)
+    is resumed by the next invocation, not started again: the second
+    training begins at epoch 2, and the best validation mAP spans both
+    trainings' scalars."""
+    import glob
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import PYTHON
+    cmd = [PYTHON, '-m', 'tools.benchmark.accuracy', '--suite', 'proxy-voc',
+           '--regime', 'finetune', '--fraction', '0.01', '--methods', 'an',
+           '--lr-search', '1e-3', '--out-dir', str(tmp_path), '--work-root',
+           str(tmp_path / 'work'), '--cfg-options', 'train_cfg.max_epochs=8',
+           'train_dataloader.dataset.indices=16']
+    work = tmp_path / 'work' / 'proxy-voc_finetune-f0.01' / 'lr_search' / \
+        'an' / 'lr0.001'
+    proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True,
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + 600
+    while not (work / 'last_checkpoint').is_file():
+        assert proc.poll() is None and time.time() < deadline
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = glob.glob(str(work / '*' / 'vis_data' / 'scalars.json'))
+    assert len(first) == 1
+
+    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True)
+    found = json.loads((tmp_path / 'accuracy_proxy-voc_finetune-f0.01_'
+                        'lr_search.json').read_text())['an']['0.001']
+    runs = sorted(glob.glob(str(work / '*' / 'vis_data' / 'scalars.json')))
+    assert len(runs) == 2 and first[0] == runs[0]
+    entries = [list(map(json.loads, open(path))) for path in runs]
+    vals = [[e for e in run if 'spml/mAP' in e] for run in entries]
+    # resumed: trains from epoch 2, not from epoch 1 again
+    assert min(e['epoch'] for e in entries[1] if 'loss' in e) == 2
+    assert vals[1][-1]['step'] == 8
+    assert found['val_mAP'] == max(e['spml/mAP'] for v in vals for e in v)
+    assert 0 <= found['test_mAP'] <= 100

@@ -78,6 +78,10 @@ def test_gpu_run_rehearsal(tmp_path):
     assert seeds['an']['0']['from_lr_search'] is True
     assert seeds['an']['0']['mAP'] == search['an']['0.001']['test_mAP']
     assert parts['evidence']['status'] == 'done'
+    assert all(r['side_by_side'] >= 1 for r in parts['evidence']['finished'])
+    # GPU use (None without nvidia-smi) and load, to size --jobs
+    sample = parts['evidence']['samples'][0]
+    assert set(sample) == {'s', 'running', 'gpu_busy', 'load'}
     assert sorted(r['run'][0] for r in parts['evidence']['finished']) == [
         'lr', 'seed']
     assert list((evidence / 'runs' / 'an' / '0.001').glob('*/vis_data/'
@@ -203,3 +207,15 @@ def test_profile_adds_lasd_to_a_committed_profile_and_prices_its_runs(
     assert [r['label'] for r in profile['runs']] == [
         'decoding files', 'image cache', 'LASD, image cache']
     assert gpu_run.costs(run) == pytest.approx(dict(lasd=2.5))
+
+
+def test_a_stopped_run_is_priced_by_its_epochs_left(tmp_path):
+    """A run the budget stopped resumes from its last checkpoint: the share
+    of its epochs done is read from the checkpoint's name and the config
+    the run dumped."""
+    assert gpu_run.share_done(str(tmp_path)) == 0.  # nothing run yet
+    (tmp_path / 'efficientnet-lite0_proxy-voc.py').write_text(
+        'train_cfg = dict(by_epoch=True, max_epochs=10)\n')
+    assert gpu_run.share_done(str(tmp_path)) == 0.  # no checkpoint yet
+    (tmp_path / 'last_checkpoint').write_text(str(tmp_path / 'epoch_3.pth'))
+    assert gpu_run.share_done(str(tmp_path)) == pytest.approx(0.3)

@@ -214,12 +214,17 @@ def run(cmd):
     return proc.stdout + proc.stderr
 
 
-def best_val_map(train_output, key='spml/mAP'):
-    """The best validation value of the metric ``key`` a ``tools/train.py``
-    log reports."""
-    found = re.findall(rf'Epoch\(val\).*?{re.escape(key)}: ([\d.]+)',
-                       train_output)
-    return max(float(m) for m in found)
+def best_val_map(work_dir, key='spml/mAP'):
+    """The best validation value of the metric ``key`` over the trainings of
+    ``work_dir`` (a run and its resumptions), from the scalars MMEngine's
+    logger writes for each validation (the test writes none)."""
+    found = []
+    for path in glob.glob(osp.join(work_dir, '*', 'vis_data',
+                                   'scalars.json')):
+        with open(path) as f:
+            found += [entry[key] for entry in map(json.loads, f)
+                      if key in entry]
+    return max(found)
 
 
 def select_options(config, key):
@@ -533,23 +538,26 @@ def lr_search(args, name, out_dir, work_root, title):
     for method, lr in todo:
         config = suite_config(args.suite, method, args.regime)
         work_dir = osp.join(work_root, 'lr_search', method, f'lr{lr:g}')
-        # the best validation value is read from this training's log: a run
-        # an interrupted invocation left starts again
-        shutil.rmtree(work_dir, ignore_errors=True)
         opts = ['--cfg-options', f'randomness.seed={seed}',
                 f'optim_wrapper.optimizer.lr={lr}',
                 *proxy_options(args.suite, args.fraction, config),
                 *args.cfg_options,
                 *select_options(config, args.select_metric)]
+        # a run an interrupted invocation left is resumed from its last
+        # checkpoint; without one it starts again
+        resume = ['--resume'] if osp.isfile(osp.join(
+            work_dir, 'last_checkpoint')) and not args.rerun else []
+        if not resume:
+            shutil.rmtree(work_dir, ignore_errors=True)
         start = time.time()
-        out = run([sys.executable, 'tools/train.py', config, '--work-dir',
-                   work_dir, *opts])
+        run([sys.executable, 'tools/train.py', config, '--work-dir',
+             work_dir, *resume, *opts])
         seconds = time.time() - start
+        val_mAP = best_val_map(work_dir, args.select_metric)
         # tested too, so that the chosen rate's run is the seeds' first run
         found = record(json_path, method, f'{lr:g}', dict(
-            val_mAP=best_val_map(out, args.select_metric),
-            select_metric=args.select_metric, seconds=seconds, seed=seed,
-            options=args.cfg_options,
+            val_mAP=val_mAP, select_metric=args.select_metric,
+            seconds=seconds, seed=seed, options=args.cfg_options,
             test_mAP=test_best(config, work_dir, opts)))
         progress.update()
     write_lr_search_page(found, out_dir, name, title, args.suite,

@@ -17,8 +17,9 @@ committed results) for the same kind of run (device, ``--tiny``):
    (``gpu_profile.json``; runs already committed are kept);
 4. ``evidence``: the full-size fine-tuned VOC-like queue
    (``tools/benchmark/accuracy.py --suite proxy-voc --regime finetune``):
-   each method's rate search, then 3 seeds at its rate, up to ``--jobs``
-   runs side by side, each started only when it fits in the budget left,
+   each method's rate search, then 3 seeds at its rate (seed 0: the
+   search's run), up to ``--jobs`` runs side by side, each started only
+   when it fits in the budget left (a run the budget stopped resumes),
    from the image cache; the results jsons, seeded with the committed ones,
    gain every finished run at once.
 
@@ -39,6 +40,7 @@ import json
 import os
 import os.path as osp
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -486,17 +488,25 @@ def part_evidence(run: Run, procs: dict) -> None:
         return [t for t in tasks if t not in running]
 
     walls = []  # this command's finished runs: seconds, as AN's cost
+    samples, next_sample = [], 0.
+    side_by_side, whole = {}, {}
     cost = costs(run)
 
-    def estimate(task):
-        """Seconds a run takes, launch to exit: this command's runs, else
-        the json's training times and a test pass, else ``--run-estimate``;
-        a seed the rate search trained is only recorded."""
+    def done(task) -> float:
+        """The share of a run's training already done: 1 for a seed the
+        rate search trained (only recorded), a stopped run's checkpoint's
+        share (resumed), else 0."""
         from tools.benchmark.accuracy import searched_run
         kind, method, value = task
         if kind == 'seed' and searched_run(load(search_json), method, value,
                                            options[1:], 'spml/mAP'):
-            return 30
+            return 1.
+        return share_done(work_dir(args, task))
+
+    def estimate(task):
+        """Seconds a run takes, launch to exit: this command's whole runs,
+        else the json's training times and a test pass, else
+        ``--run-estimate``; for the share of it not yet done."""
         if walls:
             base = sorted(walls)[len(walls) // 2]
         else:
@@ -506,7 +516,7 @@ def part_evidence(run: Run, procs: dict) -> None:
                        for r in runs.values()]
             base = sorted(seconds)[len(seconds) // 2] + 30 if seconds \
                 else args.run_estimate
-        return base * cost.get(method, 1.)
+        return max(base * cost.get(task[1], 1.) * (1 - done(task)), 30)
 
     while True:
         for key, (proc, since) in list(running.items()):
@@ -514,8 +524,9 @@ def part_evidence(run: Run, procs: dict) -> None:
                 del running[key]
                 seconds = time.time() - since
                 finished.append(dict(run=list(key), rc=proc.returncode,
-                                     seconds=round(seconds, 1)))
-                if proc.returncode == 0:
+                                     seconds=round(seconds, 1),
+                                     side_by_side=side_by_side.pop(key)))
+                if proc.returncode == 0 and whole.pop(key):
                     walls.append(seconds / cost.get(key[1], 1.))
                 keep_logs(args, key, folder)
         for task in todo():
@@ -529,11 +540,20 @@ def part_evidence(run: Run, procs: dict) -> None:
             cmd = common + ['--methods', method] + (
                 ['--lr-search', value] if kind == 'lr' else
                 ['--searched-lr', '--seeds', str(value)]) + options
+            whole[task] = done(task) == 0  # a measure of a whole run
             running[task] = (launch(cmd, log, dict(OMP_NUM_THREADS='2')),
                              time.time())
             started.append(task)
+        for key in running:
+            side_by_side[key] = max(side_by_side.get(key, 0), len(running))
+        if time.time() >= next_sample:  # to size --jobs on this machine
+            samples.append(dict(
+                s=round(time.time() - run.start), running=len(running),
+                gpu_busy=gpu_busy(), load=round(os.getloadavg()[0], 1)))
+            next_sample = time.time() + 10
         run.part('evidence', running=[list(k) for k in running],
-                 finished=finished, left=len(todo()) + len(running))
+                 finished=finished, left=len(todo()) + len(running),
+                 samples=samples)
         if not running:
             break
         if run.left() < 5:
@@ -570,15 +590,49 @@ def render_evidence(run: Run, folder: str, name: str, search: dict,
                                title=title, runs=seeds)
 
 
+def work_dir(args, key) -> str:
+    """An evidence run's work dir, as accuracy.py names it."""
+    kind, method, value = key
+    name = f'{SUITE}_finetune' + (f'-f{args.tiny_fraction:g}'
+                                  if args.tiny else '')
+    return osp.join(REPO, args.work, 'evidence', name,
+                    *(('lr_search', method, f'lr{float(value):g}')
+                      if kind == 'lr' else (method, f'seed{value}')))
+
+
+def share_done(work: str) -> float:
+    """The share of its epochs a run stopped earlier (a command's deadline)
+    has in its last checkpoint, which accuracy.py resumes from; 0 for none."""
+    path = osp.join(work, 'last_checkpoint')
+    configs = glob.glob(osp.join(work, '*.py'))
+    if not (osp.isfile(path) and configs):
+        return 0.
+    with open(path) as f:
+        found = re.search(r'epoch_(\d+)\.pth', f.read())
+    if not found:
+        return 0.
+    from mmengine.config import Config
+    epochs = Config.fromfile(configs[0]).train_cfg.max_epochs
+    return min(int(found.group(1)) / epochs, 1.)
+
+
+def gpu_busy() -> Optional[float]:
+    """The GPU's utilisation in percent (``nvidia-smi``), None without."""
+    try:
+        out = subprocess.run(
+            ['nvidia-smi', '--query-gpu=utilization.gpu',
+             '--format=csv,noheader,nounits'], capture_output=True,
+            text=True, timeout=10).stdout
+        return float(out.split()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
 def keep_logs(args, key, folder) -> None:
     """A finished run's logs and scalars (no checkpoints) into the output
     folder."""
     kind, method, value = key
-    name = f'{SUITE}_finetune' + (f'-f{args.tiny_fraction:g}'
-                                  if args.tiny else '')
-    work = osp.join(REPO, args.work, 'evidence', name,
-                    *(('lr_search', method, f'lr{float(value):g}')
-                      if kind == 'lr' else (method, f'seed{value}')))
+    work = work_dir(args, key)
     dest = osp.join(folder, 'runs', method, str(value))
     for path in glob.glob(osp.join(work, '*', '*.log')) + glob.glob(
             osp.join(work, '*', 'vis_data', 'scalars.json')):
@@ -608,8 +662,12 @@ def parse_args(argv=None):
                         default=osp.join(REPO, 'docs', 'results'),
                         help='the committed results: parts and runs found '
                         'there for the same kind of run are skipped')
-    parser.add_argument('--jobs', type=int, default=6,
-                        help='evidence runs side by side (16 cores: 6)')
+    parser.add_argument('--jobs', type=int, default=10,
+                        help='evidence runs side by side (default 10: each '
+                        'is bound by the host core launching its kernels, '
+                        'so 16 cores and one GPU take about ten; the '
+                        "manifest's samples of GPU use and load say whether "
+                        'more fit)')
     parser.add_argument('--methods', nargs='+', default=list(METHODS),
                         choices=METHODS)
     parser.add_argument('--eval-batch', type=int, default=256,
