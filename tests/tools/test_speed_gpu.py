@@ -125,3 +125,24 @@ def test_speed_gpu_default_out_and_no_cuda(tmp_path):
     assert 'wrote work_dirs/speed_gpu/gpu.md' in proc.stdout
     assert (tmp_path / 'work_dirs' / 'speed_gpu' / 'gpu.json').is_file()
     assert open(tracked).read() == before
+
+
+def test_a_missed_recipe_target_names_what_bounds_it():
+    """Below 2x, the page says whether the loader (much slower than the
+    step alone) or the step bounds gpu_fast, from the row's two speeds."""
+    def timed(loaded, replayed):
+        return dict(loaded=dict(images_per_s=loaded, peak_mib=None),
+                    replayed=dict(images_per_s=replayed, peak_mib=None))
+
+    record = dict(command='c', environment='e', settings=dict(
+        batch_size=32, img_size=448, warmup=3, iters=10, rounds=3),
+        heads={}, complete=True, recipe={
+            'stock fp16': dict(stock=timed(400., 600.),
+                               gpu_fast=timed(600., 900.)),
+            'stock fp32': dict(stock=timed(370., 450.),
+                               gpu_fast=timed(555., 590.))})
+    text = speed_gpu.render(record)
+    assert ('stock fp16 1.50x (0.50 short; the loader: the step alone runs '
+            'at 2.25x, the loader feeds 67% of it)') in text
+    assert ('stock fp32 1.50x (0.50 short; the step: without data loading '
+            '1.59x, the loader feeds 94% of it)') in text

@@ -403,7 +403,7 @@ def render(record: dict, op_profile: Optional[dict] = None) -> str:
                 if name == 'gpu_fast' and loaded / stock < RECIPE_TARGET:
                     missed.append(f'{key} {loaded / stock:.2f}x '
                                   f'({RECIPE_TARGET - loaded / stock:.2f} '
-                                  'short)')
+                                  'short; ' + why(result, stock) + ')')
                 lines.append(
                     f'| {key} | {name} | {loaded:.1f} | '
                     f"{result['replayed']['images_per_s']:.1f} | "
@@ -414,6 +414,18 @@ def render(record: dict, op_profile: Optional[dict] = None) -> str:
                   ('; '.join(missed) or 'none') + '.' if measured else
                   '`gpu_fast` is not measured yet.', '']
     return '\n'.join(lines)
+
+def why(result: dict, stock: float) -> str:
+    """What bounds a recipe row: the loader where it gives much less than
+    the step alone takes, else the step."""
+    loaded = result['loaded']['images_per_s']
+    replayed = result['replayed']['images_per_s']
+    if loaded < 0.8 * replayed:
+        return (f'the loader: the step alone runs at {replayed / stock:.2f}x'
+                f', the loader feeds {loaded / replayed:.0%} of it')
+    return (f'the step: without data loading {replayed / stock:.2f}x, the '
+            f'loader feeds {loaded / replayed:.0%} of it')
+
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
