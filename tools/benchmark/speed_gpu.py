@@ -60,7 +60,8 @@ REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 METHODS = {
     'AN': 'an', 'EM': 'em', 'EM + APL': 'em_apl', 'EPR': 'epr',
     'GR': 'grloss', 'LL-Cp': 'll_cp', 'LL-Ct': 'll_ct', 'LL-R': 'll_r',
-    'OPML-SP': 'opml', 'ROLE': 'role', 'LASD': 'lasd'
+    'OPML-SP': 'opml', 'ROLE': 'role', 'VLPL': 'vlpl', 'AEVLP': 'aevlp',
+    'LASD': 'lasd'
 }
 #: precision -> AMP dtype (None: fp32)
 PRECISIONS = {'fp32': None, 'fp16': 'float16', 'bf16': 'bfloat16'}
