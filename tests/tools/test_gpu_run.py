@@ -65,9 +65,11 @@ def test_gpu_run_rehearsal(tmp_path):
     # the profile, decoding files and from the image cache, and LASD's
     profile = read(out / 'gpu_profile.json')
     assert [r['label'] for r in profile['runs']] == [
-        'decoding files', 'image cache', 'LASD, image cache']
+        'decoding files', 'image cache', 'LASD, image cache',
+        *gpu_run.COMPILED]
     assert all(r['iterations'] == 3 and r['operators'] for r in
                profile['runs'])
+    assert parts['compile']['status'] == 'ok, ok'
     # the evidence: the rate search's run, tested, is the seed at its rate
     evidence = out / 'evidence'
     search = read(evidence / 'accuracy_proxy-voc_finetune-f0.01_lr_search'
@@ -106,6 +108,7 @@ def test_gpu_run_rehearsal(tmp_path):
     assert parts['tier']['status'] == 'skipped: committed, all passed'
     assert parts['speed']['status'] == 'skipped: committed, complete'
     assert parts['profile']['status'] == 'skipped: committed'
+    assert parts['compile']['status'] == 'skipped: committed'
     assert [r['run'] for r in parts['evidence']['finished']] == [
         ['seed', 'an', 0]]
     again = read(out / 'evidence' /

@@ -52,10 +52,14 @@ def tier_page(result: dict) -> str:
 def profile_page(result: dict) -> str:
     from tools.benchmark.profile_train import render
     env = result['environment']
-    head = (f"One fine-tuned VOC-like proxy run on {env['device']} "
+    head = (f"Fine-tuned VOC-like proxy runs on {env['device']} "
             f"({env['cpu_cores']} CPU cores; torch {env['torch']}, CUDA "
-            f"{env['cuda']}), alone on the machine, decoding the image files "
-            'and from the image cache (`LoadCachedImage`).')
+            f"{env['cuda']}), each alone on the machine: "
+            + ', '.join(f"`{r['label']}`" for r in result['runs'])
+            + ' (`LoadCachedImage` reads the image cache' + (
+                "; compiled: MMEngine's `compile` of the train step"
+                if any('compiled' in r['label'] for r in result['runs'])
+                else '') + ').')
     text = render(result['runs'])
     title, rest = text.split('\n', 1)
     return '\n'.join([title, '', head, rest])

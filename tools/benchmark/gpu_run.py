@@ -21,7 +21,12 @@ committed results) for the same kind of run (device, ``--tiny``):
    search's run), up to ``--jobs`` runs side by side, each started only
    when it fits in the budget left (a run the budget stopped resumes),
    from the image cache; the results jsons, seeded with the committed ones,
-   gain every finished run at once.
+   gain every finished run at once;
+5. ``compile``: the profile's image-cache run again with MMEngine's
+   ``compile`` of the train step, and with CUDA graphs
+   (``mode='reduce-overhead'``), in ``gpu_profile.json``: whether the
+   host-bound step gets cheaper; last, when at least ``COMPILE_NEED``
+   seconds are left.
 
 Everything is written into ``--stage`` and packed, after every part, into
 ``--out`` as ``gpu_run.tar.gz`` beside ``manifest.json`` (device, versions,
@@ -51,11 +56,11 @@ import xml.etree.ElementTree as ET
 from typing import Dict, List, Optional
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-PARTS = ('tier', 'speed', 'profile', 'evidence')
+PARTS = ('tier', 'speed', 'profile', 'evidence', 'compile')
 #: the most seconds each part may take (of the budget left)
 #: (on an H100, 150 s for the speed tables measured the heads' table and 2
 #: of the recipe's 18 rows)
-CAPS = dict(tier=240, speed=300, profile=90)
+CAPS = dict(tier=240, speed=300, profile=90, compile=240)
 #: the queue: methods in the order of the table, each one's rate grid
 METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml', 'opml_sp')
 ADAM_RATES = ('1e-05', '0.0001', '0.001')
@@ -68,6 +73,11 @@ COST = dict(lasd=5.)
 SUITE = 'proxy-voc'
 PROXY_CONFIG = 'configs/an/efficientnet-lite0_proxy-voc.py'
 LASD_CONFIG = 'configs/lasd/efficientnet-lite0_proxy-voc.py'
+#: the profile's runs of the ``compile`` part: the image cache's run with
+#: MMEngine's ``compile`` of the train step, and with CUDA graphs
+COMPILED = ['image cache, compiled', 'image cache, compiled, CUDA graphs']
+#: seconds the compile part needs to start (inductor's build of both runs)
+COMPILE_NEED = 150
 #: the packed output, in --out
 PACK = 'gpu_run.tar.gz'
 
@@ -355,9 +365,16 @@ def profile_runs(args) -> Dict[str, tuple]:
             for loader in ('train_dataloader', 'val_dataloader',
                            'test_dataloader')] + [
         'train_dataloader.num_workers=1', 'randomness.seed=0']
+    # --tiny: the compile path on the CPU, without inductor's build
+    modes = dict.fromkeys(COMPILED, ['compile.backend=eager']) if \
+        args.tiny else {COMPILED[0]: ['compile=True'],
+                        COMPILED[1]: ['compile.mode=reduce-overhead']}
+    cached = base + fast_options(args)
     return {'decoding files': (PROXY_CONFIG, base),
-            'image cache': (PROXY_CONFIG, base + fast_options(args)),
-            'LASD, image cache': (LASD_CONFIG, base + fast_options(args))}
+            'image cache': (PROXY_CONFIG, cached),
+            'LASD, image cache': (LASD_CONFIG, cached),
+            **{label: (PROXY_CONFIG, cached + modes[label])
+               for label in COMPILED}}
 
 
 def costs(run: Run) -> Dict[str, float]:
@@ -408,21 +425,36 @@ def weights(run: Run) -> bool:
 
 
 def part_profile(run: Run, procs: dict) -> None:
+    profile(run, procs, 'profile',
+            [label for label in profile_runs(run.args)
+             if label not in COMPILED])
+
+
+def part_compile(run: Run, procs: dict) -> None:
+    profile(run, procs, 'compile', COMPILED)
+
+
+def profile(run: Run, procs: dict, part: str, labels: List[str]) -> None:
+    """The profile runs ``labels`` not yet in the results, added to
+    ``gpu_profile.json``."""
     args = run.args
-    committed = (run.committed('gpu_profile.json') or {}).get('runs', [])
+    found = load(osp.join(args.out, 'gpu_profile.json')).get('runs') or (
+        run.committed('gpu_profile.json') or {}).get('runs', [])
     todo = {label: spec for label, spec in profile_runs(args).items()
-            if label not in {r['label'] for r in committed}}
+            if label in labels and label not in {r['label'] for r in found}}
     if not todo:
-        return run.part('profile', status='skipped: committed')
+        return run.part(part, status='skipped: committed')
+    if part == 'compile' and not args.tiny and run.left() < COMPILE_NEED:
+        return run.part(part, status=f'skipped: under {COMPILE_NEED} s left')
     if not (wait_data(run, procs, evidence_root(args)) and weights(run)
             and make_cache(run)):
-        return run.part('profile', status='no data')
+        return run.part(part, status='no data')
     folder = osp.join(args.out, 'profile')
     os.makedirs(folder, exist_ok=True)
-    results, statuses = list(committed), []
+    results, statuses = list(found), []
     iters = ['--iters', '4', '--skip', '1', '--active', '1'] if args.tiny \
         else ['--iters', '150', '--skip', '30', '--active', '10']
-    cap = run.cap('profile') / len(todo)
+    cap = run.cap(part) / len(todo)
     for label, (config, options) in todo.items():
         out = osp.join(folder, label.replace(' ', '_').replace(',', ''))
         statuses.append(call(
@@ -433,12 +465,12 @@ def part_profile(run: Run, procs: dict) -> None:
         if osp.isfile(osp.join(out, 'profile.json')):
             with open(osp.join(out, 'profile.json')) as f:
                 results.append(json.load(f))
-    if len(results) > len(committed):
+    if len(results) > len(found):
         write_json(osp.join(args.out, 'gpu_profile.json'),
                    dict(kind=run.kind(),
                         environment=run.manifest['environment'],
                         runs=results))
-    run.part('profile', status=', '.join(statuses), runs=len(results))
+    run.part(part, status=', '.join(statuses), runs=len(results))
 
 
 def load(path: str) -> dict:

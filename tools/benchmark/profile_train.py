@@ -179,10 +179,13 @@ def render(results) -> str:
         '# Where the time of a training run goes', '',
         'Each iteration split into the wait for its batch and the step as '
         'the host sees it (without synchronisation), after the first '
-        'iterations; then the operators of a profiled window.', '',
+        'iterations; the whole run\'s seconds (building, a compiled run\'s '
+        'compilation, every iteration); then the operators of a profiled '
+        'window.', '',
         '| run | device | batch | iterations | data wait median / mean (ms) '
-        '| step median / mean (ms) | iterations/s | share waiting for data |',
-        '| --- | --- | --- | --- | --- | --- | --- | --- |'
+        '| step median / mean (ms) | iterations/s | share waiting for data '
+        '| whole run (s) |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |'
     ]
     for r in results:
         lines.append(
@@ -191,7 +194,8 @@ def render(results) -> str:
             f"{r['data_s']['mean'] * 1e3:.2f} | "
             f"{r['step_s']['median'] * 1e3:.2f} / "
             f"{r['step_s']['mean'] * 1e3:.2f} | "
-            f"{r['iterations_per_s']:.1f} | {100 * r['data_share']:.0f}% |")
+            f"{r['iterations_per_s']:.1f} | {100 * r['data_share']:.0f}% | "
+            f"{r['wall_s']:.1f} |")
     lines.append('')
     for r in results:
         lines += [f"Command: `{r['command']}` (torch {r['torch']}, CUDA "
