@@ -153,7 +153,8 @@ def cache_file_options(config, cache):
 
 
 def prepare_suite(suite, regime, fraction=1.):
-    """Make a proxy's data and (linear regime) feature cache if missing."""
+    """Make a proxy's data, EfficientNet-Lite0's ImageNet weights and
+    (linear regime) feature cache if missing."""
     if suite == 'demo':
         if not osp.isfile(
                 osp.join(REPO, 'data/demo/formatted_val_labels.npy')):
@@ -168,13 +169,13 @@ def prepare_suite(suite, regime, fraction=1.):
             data = data[:2] + ['--fraction', f'{default * fraction:g}']
         run([sys.executable, 'tools/make_proxy_data.py', *data,
              '--out-dir', root])
+    if not osp.isfile(osp.join(REPO,
+                               'checkpoints/efficientnet-lite0_timm.pth')):
+        run([sys.executable, 'tools/convert_efficientnet_lite.py'])
     if regime != 'linear':
         return
     cache = feature_cache(suite, fraction)
     if not osp.isfile(osp.join(REPO, cache)):
-        if not osp.isfile(osp.join(
-                REPO, 'checkpoints/efficientnet-lite0_timm.pth')):
-            run([sys.executable, 'tools/convert_efficientnet_lite.py'])
         options = proxy_options(suite, fraction)
         run([sys.executable, 'tools/cache_features.py',
              suite_config(suite, 'an', 'finetune'), '--threads', '1',
