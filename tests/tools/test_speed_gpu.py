@@ -146,3 +146,25 @@ def test_a_missed_recipe_target_names_what_bounds_it():
             'at 2.25x, the loader feeds 67% of it)') in text
     assert ('stock fp32 1.50x (0.50 short; the step: without data loading '
             '1.59x, the loader feeds 94% of it)') in text
+
+
+def test_the_heads_page_gives_the_rounds_spread():
+    """Where rows keep their rounds, the page gives how far apart they are,
+    the most per precision, to read the shares against."""
+    def timed(*rounds):
+        return dict(images_per_s=sorted(rounds)[1], peak_mib=None,
+                    rounds=list(rounds))
+
+    record = dict(command='c', environment='e', settings=dict(
+        batch_size=32, img_size=448, warmup=3, iters=10, rounds=3),
+        recipe={}, complete=True, heads={
+            'fp16': dict(stock=timed(100., 104., 98.),
+                         AN=timed(95., 100., 96.)),
+            'bf16': dict(stock=timed(100., 100., 100.),
+                         AN=dict(images_per_s=99., peak_mib=None))})
+    text = speed_gpu.render(record)
+    assert ("The rounds' spread (a row's fastest round against its slowest, "
+            'the most in each precision): fp16 6.1%; bf16 0.0%') in text
+    del record['heads']['fp16']  # rows of before the rounds were kept
+    record['heads']['bf16']['stock'].pop('rounds')
+    assert "The rounds' spread" not in speed_gpu.render(record)

@@ -172,7 +172,8 @@ def fresh(data: dict) -> dict:
 def timed(step: Callable[[dict], None], batches: Callable[[], dict],
           batch: int, args) -> Dict[str, Optional[float]]:
     """Median images/s over ``args.rounds`` rounds of ``args.iters``
-    iterations after ``args.warmup``, and the peak memory (MiB, GPU only)."""
+    iterations after ``args.warmup`` (and each round's), and the peak
+    memory (MiB, GPU only)."""
     cuda = args.device.startswith('cuda')
 
     def sync():
@@ -192,7 +193,8 @@ def timed(step: Callable[[dict], None], batches: Callable[[], dict],
         sync()
         rates.append(batch * args.iters / (time.perf_counter() - start))
     peak = torch.cuda.max_memory_allocated() / 2**20 if cuda else None
-    return dict(images_per_s=statistics.median(rates), peak_mib=peak)
+    return dict(images_per_s=statistics.median(rates), peak_mib=peak,
+                rounds=rates)
 
 
 class BudgetSpent(Exception):
@@ -371,6 +373,16 @@ def render(record: dict, op_profile: Optional[dict] = None) -> str:
                 f"{f'{max(peak):,.0f}' if peak else '-'} |")
         lines += ['', 'Below the target: ' + ('; '.join(missed) or 'none')
                   + '.', '']
+        spread = {p: max(max(r['rounds']) / min(r['rounds']) - 1
+                         for r in row.values() if r.get('rounds'))
+                  for p, row in heads.items()
+                  if any(r.get('rounds') for r in row.values())}
+        if spread:
+            lines += ["The rounds' spread (a row's fastest round against "
+                      'its slowest, the most in each precision): ' +
+                      '; '.join(f'{p} {v:.1%}' for p, v in spread.items())
+                      + '; a share nearer 1 than that is within the '
+                      "measurement's noise.", '']
         if op_profile:
             timed_at = record.get('commit') or 'not recorded'
             if timed_at != op_profile.get('commit'):
