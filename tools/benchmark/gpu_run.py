@@ -377,13 +377,19 @@ def profile_runs(args) -> Dict[str, tuple]:
                for label in COMPILED}}
 
 
+def profiled(run: Run) -> List[dict]:
+    """The profile's runs: this command's ``gpu_profile.json`` (which holds
+    the committed runs too), else the committed one."""
+    return load(osp.join(run.args.out, 'gpu_profile.json')).get('runs') or (
+        run.committed('gpu_profile.json') or {}).get('runs', [])
+
+
 def costs(run: Run) -> Dict[str, float]:
     """Method -> its run's cost against AN's: LASD's from the profile's
     iterations from the image cache (this command's, else the committed),
     else :data:`COST`."""
-    found = {r['label']: r['iteration_s']['median'] for r in
-             load(osp.join(run.args.out, 'gpu_profile.json')).get('runs', [])
-             or (run.committed('gpu_profile.json') or {}).get('runs', [])}
+    found = {r['label']: r['iteration_s']['median']
+             for r in profiled(run)}
     if {'image cache', 'LASD, image cache'} <= set(found):
         return dict(COST, lasd=found['LASD, image cache'] /
                     found['image cache'])
@@ -438,8 +444,7 @@ def profile(run: Run, procs: dict, part: str, labels: List[str]) -> None:
     """The profile runs ``labels`` not yet in the results, added to
     ``gpu_profile.json``."""
     args = run.args
-    found = load(osp.join(args.out, 'gpu_profile.json')).get('runs') or (
-        run.committed('gpu_profile.json') or {}).get('runs', [])
+    found = profiled(run)
     todo = {label: spec for label, spec in profile_runs(args).items()
             if label in labels and label not in {r['label'] for r in found}}
     if not todo:
@@ -481,6 +486,7 @@ def load(path: str) -> dict:
 
 
 def part_evidence(run: Run, procs: dict) -> None:
+    from tools.benchmark.accuracy import searched_run
     args = run.args
     folder = osp.join(args.out, 'evidence')
     os.makedirs(folder, exist_ok=True)
@@ -528,7 +534,6 @@ def part_evidence(run: Run, procs: dict) -> None:
         """The share of a run's training already done: 1 for a seed the
         rate search trained (only recorded), a stopped run's checkpoint's
         share (resumed), else 0."""
-        from tools.benchmark.accuracy import searched_run
         kind, method, value = task
         if kind == 'seed' and searched_run(load(search_json), method, value,
                                            options[1:], 'spml/mAP'):
