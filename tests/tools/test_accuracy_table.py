@@ -51,6 +51,24 @@ def test_searched_rates_are_each_methods_best_validation_map(tmp_path):
         (tmp_path / 'x.md').read_text()
 
 
+def test_the_page_counts_the_runs_trained_compiled(tmp_path):
+    compiled = ['compile.backend=cudagraphs', 'default_hooks.x=False']
+    results = dict(an={'0': dict(mAP=80., seconds=1., options=compiled),
+                       '1': dict(mAP=81., seconds=1., options=[])},
+                   full={'0': dict(mAP=90., seconds=1.)})
+    accuracy.write_outputs(accuracy.summarize(results, list(results)),
+                           str(tmp_path), 'cmd', False, output='x',
+                           runs=results)
+    assert ('1 of 3 runs trained with the train step compiled '
+            '(`compile.backend=cudagraphs`), the rest eagerly') in \
+        (tmp_path / 'x.md').read_text()
+    del results['an']['0']
+    accuracy.write_outputs(accuracy.summarize(results, list(results)),
+                           str(tmp_path), 'cmd', False, output='x',
+                           runs=results)
+    assert 'compiled' not in (tmp_path / 'x.md').read_text()
+
+
 @pytest.mark.slow
 def test_searched_lr_needs_a_search_of_every_method(tmp_path):
     import json

@@ -69,7 +69,9 @@ def test_gpu_run_rehearsal(tmp_path):
         *gpu_run.COMPILED]
     assert all(r['iterations'] == 3 and r['operators'] for r in
                profile['runs'])
-    assert parts['compile']['status'] == 'ok, ok'
+    assert parts['compile']['status'] == 'ok, ok, ok'
+    compiled = profile['runs'][3:]
+    assert all(gpu_run.UNCHECKED_NORM[0] in r['command'] for r in compiled)
     # the evidence: the rate search's run, tested, is the seed at its rate
     evidence = out / 'evidence'
     search = read(evidence / 'accuracy_proxy-voc_finetune-f0.01_lr_search'
@@ -80,6 +82,9 @@ def test_gpu_run_rehearsal(tmp_path):
     assert seeds['an']['0']['from_lr_search'] is True
     assert seeds['an']['0']['mAP'] == search['an']['0.001']['test_mAP']
     assert parts['evidence']['status'] == 'done'
+    # no run seconds yet to weigh the compiled profiles against: eager
+    assert parts['evidence']['mode'] == 'eager'
+    assert not any(r['compiled'] for r in parts['evidence']['finished'])
     assert all(r['side_by_side'] >= 1 for r in parts['evidence']['finished'])
     # GPU use (None without nvidia-smi) and load, to size --jobs
     sample = parts['evidence']['samples'][0]
@@ -99,12 +104,21 @@ def test_gpu_run_rehearsal(tmp_path):
     assert '0 failed' in (results / 'gpu_tier.md').read_text()
 
     # a seed run that the first command did not finish: the second command
-    # skips every committed part and run, and runs only that one
+    # skips every committed part and run, and runs only that one, here
+    # with the train step compiled
     del seeds['an']['0']
     (results / 'accuracy_proxy-voc_finetune-f0.01.json').write_text(
         json.dumps(seeds))
-    manifest, out = gpu_command(tmp_path / 'out2', results)
+    manifest, out = gpu_command(tmp_path / 'out2', results,
+                                '--evidence-mode', 'image cache, compiled')
     parts = manifest['parts']
+    assert parts['evidence']['mode'] == 'image cache, compiled'
+    assert parts['evidence']['finished'][0]['compiled'] is True
+    seeds = read(out / 'evidence' / 'accuracy_proxy-voc_finetune-f0.01.json')
+    assert {'compile.backend=eager', *gpu_run.UNCHECKED_NORM} <= set(
+        seeds['an']['0']['options'])
+    assert '1 of 1 runs trained with the train step compiled' in (
+        out / 'evidence' / 'accuracy_proxy-voc_finetune-f0.01.md').read_text()
     assert parts['tier']['status'] == 'skipped: committed, all passed'
     assert parts['speed']['status'] == 'skipped: committed, complete'
     assert parts['profile']['status'] == 'skipped: committed'
@@ -173,6 +187,38 @@ def test_speed_starts_after_the_data_writing(tmp_path, monkeypatch):
     assert events == ['data written', 'tools.benchmark.speed_gpu']
 
 
+def test_a_complete_recipe_table_is_measured_again_when_not_continued(
+        tmp_path, monkeypatch):
+    """The speed part measures only the heads when the committed recipe
+    table is complete and speed_gpu.py's --resume keeps it (the same code,
+    machine and versions); else every table, not a heads-only json that
+    would drop the recipe's rows."""
+    from types import SimpleNamespace
+
+    from tools.benchmark import head_profile, speed_gpu
+    results = tmp_path / 'results'
+    results.mkdir()
+    commands = []
+    monkeypatch.setattr(gpu_run, 'call', lambda cmd, log, cap:
+                        commands.append(cmd) or 'ok')
+    monkeypatch.setattr(gpu_run, 'ready', lambda root: True)
+    run = gpu_run.Run(gpu_run.parse_args([
+        '--device', 'cpu', '--out', str(tmp_path / 'back'), '--stage',
+        str(tmp_path / 'stage'), '--results-dir', str(results)]))
+    committed = dict(kind=run.kind(), complete=False,
+                     tables_complete=dict(heads=False, recipe=True),
+                     code=head_profile.code_fingerprint(),
+                     environment=speed_gpu.environment(
+                         SimpleNamespace(device='cpu')))
+    for code, heads_only in ((committed['code'], True), ('0ther', False)):
+        (results / 'gpu.json').write_text(json.dumps(dict(committed,
+                                                          code=code)))
+        gpu_run.part_speed(run, {})
+        cmd = commands.pop()
+        assert ('--tables' in cmd) is heads_only
+        assert '--resume' in cmd
+
+
 def test_profile_adds_lasd_to_a_committed_profile_and_prices_its_runs(
         tmp_path, monkeypatch):
     """A committed profile of AN's runs gains LASD's alone, whose iteration
@@ -222,3 +268,97 @@ def test_a_stopped_run_is_priced_by_its_epochs_left(tmp_path):
     assert gpu_run.share_done(str(tmp_path)) == 0.  # no checkpoint yet
     (tmp_path / 'last_checkpoint').write_text(str(tmp_path / 'epoch_3.pth'))
     assert gpu_run.share_done(str(tmp_path)) == pytest.approx(0.3)
+
+
+def profiled(label, iteration, wall=10.):
+    return dict(label=label, iteration_s=dict(median=iteration),
+                wall_s=wall)
+
+
+def test_the_evidence_takes_the_compiled_mode_that_projects_shortest(
+        tmp_path):
+    """A compiled mode trains the evidence where the profile projects its
+    run at most SWITCH of an eager one: the eager run's seconds scaled by
+    the iteration times, plus twice the longer whole run (the compilation,
+    again for each epoch's last, smaller batch)."""
+    results = tmp_path / 'results'
+    results.mkdir()
+
+    def mode(*argv, eager_s=200.):
+        run = gpu_run.Run(gpu_run.parse_args([
+            '--out', str(tmp_path / 'back'), '--stage',
+            str(tmp_path / 'stage'), '--results-dir', str(results),
+            '--device', 'cpu', *argv]))
+        return gpu_run.evidence_mode(run, eager_s)
+
+    assert mode() == ('eager', [], 1.)  # nothing profiled
+    labels = list(gpu_run.COMPILED)
+    runs = [profiled('image cache', .02),
+            profiled(labels[0], .005, wall=30.),  # 50 + 2 x 20 s of 200
+            profiled(labels[1], .01, wall=60.),  # 100 + 2 x 50 s
+            profiled(labels[2], .004, wall=100.)]  # 40 + 2 x 90 s
+    (results / 'gpu_profile.json').write_text(json.dumps(dict(
+        kind=dict(device='cpu', tiny=False), runs=runs)))
+    name, options, share = mode()
+    assert (name, share) == (labels[0], pytest.approx(.45))
+    assert options == gpu_run.COMPILED[labels[0]] + gpu_run.UNCHECKED_NORM
+    # a short run pays more for the compilation: 10 + 2 x 20 s of 40
+    assert mode(eager_s=40.)[0] == 'eager'
+    assert mode('--evidence-mode', 'eager') == ('eager', [], 1.)
+    assert mode('--evidence-mode', labels[1])[:2] == (
+        labels[1], ['compile=True', *gpu_run.UNCHECKED_NORM])
+
+
+def test_a_method_whose_compiled_run_fails_trains_eagerly(tmp_path,
+                                                          monkeypatch):
+    """A compiled run that fails runs again eagerly in the same command, and
+    so do its method's later runs: the seed at the searched rate is then the
+    rate search's eager run, recorded, not trained again."""
+    launched = []
+
+    class Proc:
+        def __init__(self, cmd):
+            self.cmd, self.returncode = cmd, None
+
+        def poll(self):
+            if any(o.startswith('compile') for o in self.cmd):
+                self.returncode = 1
+                return 1
+            out = self.cmd[self.cmd.index('--out-dir') + 1]
+            name = 'accuracy_proxy-voc_finetune-f0.01'
+            options = self.cmd[self.cmd.index('--cfg-options') + 1:]
+            if '--lr-search' in self.cmd:
+                path, entry = os.path.join(out, f'{name}_lr_search.json'), {
+                    '0.001': dict(val_mAP=50., test_mAP=40., seed=0,
+                                  select_metric='spml/mAP', seconds=5.,
+                                  options=options)}
+            else:
+                path, entry = os.path.join(out, f'{name}.json'), {
+                    '0': dict(mAP=40., seconds=5., options=options)}
+            with open(path, 'w') as f:
+                json.dump({'an': entry}, f)
+            self.returncode = 0
+            return 0
+
+    def launch(cmd, log, env=None):
+        launched.append(cmd)
+        return Proc(cmd)
+
+    monkeypatch.setattr(gpu_run, 'launch', launch)
+    monkeypatch.setattr(gpu_run, 'render_evidence', lambda *a: None)
+    for ready in ('wait_data', 'weights', 'make_cache'):
+        monkeypatch.setattr(gpu_run, ready, lambda *a: True)
+    run = gpu_run.Run(gpu_run.parse_args([
+        '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
+        '--stage', str(tmp_path / 'stage'), '--results-dir',
+        str(tmp_path / 'results'), '--work', str(tmp_path / 'work'),
+        '--evidence-mode', 'image cache, compiled']))
+    gpu_run.part_evidence(run, {})
+    kinds = [('--lr-search' in cmd, 'compile.backend=eager' in cmd)
+             for cmd in launched]
+    # the rate search compiled (failed), again eagerly; the seed eagerly
+    assert kinds == [(True, True), (True, False), (False, False)]
+    evidence = run.manifest['parts']['evidence']
+    assert [(r['rc'], r['compiled']) for r in evidence['finished']] == [
+        (1, True), (0, False), (0, False)]
+    assert evidence['status'] == 'done'

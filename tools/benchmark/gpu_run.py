@@ -15,18 +15,22 @@ committed results) for the same kind of run (device, ``--tiny``):
    from the image cache, and LASD's from the image cache, whose iteration
    against AN's is its runs' cost in the evidence's budget
    (``gpu_profile.json``; runs already committed are kept);
-4. ``evidence``: the full-size fine-tuned VOC-like queue
+4. ``compile``: the profile's image-cache run again with the train step
+   compiled (MMEngine's ``compile``): its kernels captured into CUDA graphs
+   (``backend='cudagraphs'``), inductor's (``compile=True``), and inductor's
+   in CUDA graphs (``mode='reduce-overhead'``), in ``gpu_profile.json``:
+   whether the host-bound step gets cheaper, and at what start-up cost;
+   when at least ``COMPILE_NEED`` seconds are left;
+5. ``evidence``: the full-size fine-tuned VOC-like queue
    (``tools/benchmark/accuracy.py --suite proxy-voc --regime finetune``):
    each method's rate search, then 3 seeds at its rate (seed 0: the
    search's run), up to ``--jobs`` runs side by side, each started only
    when it fits in the budget left (a run the budget stopped resumes),
-   from the image cache; the results jsons, seeded with the committed ones,
-   gain every finished run at once;
-5. ``compile``: the profile's image-cache run again with MMEngine's
-   ``compile`` of the train step, and with CUDA graphs
-   (``mode='reduce-overhead'``), in ``gpu_profile.json``: whether the
-   host-bound step gets cheaper; last, when at least ``COMPILE_NEED``
-   seconds are left.
+   from the image cache and, where the profile projects a run at most
+   ``SWITCH`` of an eager one, in the fastest compiled mode
+   (``--evidence-mode``; a compiled run that fails is run again eagerly);
+   the results jsons, seeded with the committed ones, gain every finished
+   run at once.
 
 Everything is written into ``--stage`` and packed, after every part, into
 ``--out`` as ``gpu_run.tar.gz`` beside ``manifest.json`` (device, versions,
@@ -53,10 +57,10 @@ import sys
 import tarfile
 import time
 import xml.etree.ElementTree as ET
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-PARTS = ('tier', 'speed', 'profile', 'evidence', 'compile')
+PARTS = ('tier', 'speed', 'profile', 'compile', 'evidence')
 #: the most seconds each part may take (of the budget left)
 #: (on an H100, 150 s for the speed tables measured the heads' table and 2
 #: of the recipe's 18 rows)
@@ -73,9 +77,24 @@ COST = dict(lasd=5.)
 SUITE = 'proxy-voc'
 PROXY_CONFIG = 'configs/an/efficientnet-lite0_proxy-voc.py'
 LASD_CONFIG = 'configs/lasd/efficientnet-lite0_proxy-voc.py'
-#: the profile's runs of the ``compile`` part: the image cache's run with
-#: MMEngine's ``compile`` of the train step, and with CUDA graphs
-COMPILED = ['image cache, compiled', 'image cache, compiled, CUDA graphs']
+#: the profile's runs of the ``compile`` part, each the image cache's run
+#: with MMEngine's ``compile`` of the train step: the eager kernels in CUDA
+#: graphs, inductor's, and inductor's in CUDA graphs
+COMPILED = {
+    'image cache, CUDA graphs': ['compile.backend=cudagraphs'],
+    'image cache, compiled': ['compile=True'],
+    'image cache, compiled, CUDA graphs': ['compile.mode=reduce-overhead'],
+}
+#: a compiled run's divergence guard checks losses and weights, not the
+#: gradient norm: MMEngine's optimizer wrapper reads the norm to the host
+#: inside the compiled step (a graph break and a device synchronisation)
+#: and logs it there, which recompiles the step each iteration up to
+#: dynamo's limit (seen with inductor on the CPU); the clip at an infinite
+#: norm it needs scales the gradients by exactly 1
+UNCHECKED_NORM = ['default_hooks.divergence_guard.check_grad_norm=False']
+#: a compiled mode trains the evidence when the profile projects its run at
+#: most this share of an eager run's seconds
+SWITCH = 0.8
 #: seconds the compile part needs to start (inductor's build of both runs)
 COMPILE_NEED = 150
 #: the packed output, in --out
@@ -336,7 +355,8 @@ def part_speed(run: Run, procs: dict) -> None:
                 '--switches', 'batched_copy', '--workers', '1', '--warmup',
                 '1', '--iters', '1', '--rounds', '1', '--batch-size', '4',
                 '--img-size', '32']
-    elif found and found.get('tables_complete', {}).get('recipe'):
+    elif found and found.get('tables_complete', {}).get('recipe') and \
+            continued(found, args):
         cmd += ['--tables', 'heads']
     elif ready('data/proxy-voc-448'):
         cmd += ['--data-root', 'data/proxy-voc-448']
@@ -358,6 +378,17 @@ def part_speed(run: Run, procs: dict) -> None:
              complete=osp.isfile(path) and record['complete'])
 
 
+def continued(found: dict, args) -> bool:
+    """Whether ``speed_gpu.py --resume`` keeps the rows of ``found``: the
+    same code, machine and versions (else it measures every table)."""
+    from types import SimpleNamespace
+
+    from tools.benchmark import head_profile, speed_gpu
+    return (found.get('code'), found.get('environment')) == (
+        head_profile.code_fingerprint(),
+        speed_gpu.environment(SimpleNamespace(device=args.device)))
+
+
 def profile_runs(args) -> Dict[str, tuple]:
     """Profiled run -> its config and --cfg-options (the evidence's
     settings); LASD's gives its runs' cost against AN's (:func:`costs`)."""
@@ -365,16 +396,20 @@ def profile_runs(args) -> Dict[str, tuple]:
             for loader in ('train_dataloader', 'val_dataloader',
                            'test_dataloader')] + [
         'train_dataloader.num_workers=1', 'randomness.seed=0']
-    # --tiny: the compile path on the CPU, without inductor's build
-    modes = dict.fromkeys(COMPILED, ['compile.backend=eager']) if \
-        args.tiny else {COMPILED[0]: ['compile=True'],
-                        COMPILED[1]: ['compile.mode=reduce-overhead']}
     cached = base + fast_options(args)
     return {'decoding files': (PROXY_CONFIG, base),
             'image cache': (PROXY_CONFIG, cached),
             'LASD, image cache': (LASD_CONFIG, cached),
-            **{label: (PROXY_CONFIG, cached + modes[label])
+            **{label: (PROXY_CONFIG, cached + compiled(args, label))
                for label in COMPILED}}
+
+
+def compiled(args, label: str) -> List[str]:
+    """The --cfg-options of compiled mode ``label`` (--tiny: the compile
+    path on the CPU with dynamo's eager backend, without inductor's
+    build)."""
+    return (['compile.backend=eager'] if args.tiny else COMPILED[label]
+            ) + UNCHECKED_NORM
 
 
 def profiled(run: Run) -> List[dict]:
@@ -394,6 +429,37 @@ def costs(run: Run) -> Dict[str, float]:
         return dict(COST, lasd=found['LASD, image cache'] /
                     found['image cache'])
     return COST
+
+
+def evidence_mode(run: Run, eager_s: float) -> Tuple[str, List[str], float]:
+    """The evidence runs' mode, its --cfg-options and its run's projected
+    share of an eager run's ``eager_s`` seconds.
+
+    ``--evidence-mode auto`` takes the compiled mode of the profile whose
+    run projects shortest, if at most :data:`SWITCH` of an eager run's:
+    the eager run's seconds scaled by the two profiles' iteration times,
+    plus twice the compiled profile's longer whole run (its compilation: a
+    run compiles again for each epoch's last, smaller batch, which the
+    profile does not have; seen on the CPU).
+    """
+    mode = run.args.evidence_mode
+    found = {r['label']: r for r in profiled(run)}
+    if mode != 'auto':
+        return mode, compiled(run.args, mode) if mode in COMPILED else [], 1.
+    eager = found.get('image cache')
+    if not eager or eager_s <= 0:
+        return 'eager', [], 1.
+    shares = {
+        label: (eager_s * r['iteration_s']['median'] /
+                eager['iteration_s']['median'] + 2 * (r['wall_s'] -
+                                                      eager['wall_s'])
+                ) / eager_s
+        for label, r in found.items() if label in COMPILED
+    }
+    best = min(shares, key=shares.get, default=None)
+    if best is None or shares[best] > SWITCH:
+        return 'eager', [], 1.
+    return best, compiled(run.args, best), round(shares[best], 3)
 
 
 def fast_options(args) -> List[str]:
@@ -459,8 +525,10 @@ def profile(run: Run, procs: dict, part: str, labels: List[str]) -> None:
     results, statuses = list(found), []
     iters = ['--iters', '4', '--skip', '1', '--active', '1'] if args.tiny \
         else ['--iters', '150', '--skip', '30', '--active', '10']
-    cap = run.cap(part) / len(todo)
-    for label, (config, options) in todo.items():
+    deadline = time.time() + run.cap(part)
+    for i, (label, (config, options)) in enumerate(todo.items()):
+        cap = (deadline - time.time()) / (len(todo) - i)  # a fast run's
+        # time left to the runs after it (a compiled run builds for long)
         out = osp.join(folder, label.replace(' ', '_').replace(',', ''))
         statuses.append(call(
             [sys.executable, '-m', 'tools.benchmark.profile_train',
@@ -513,6 +581,9 @@ def part_evidence(run: Run, procs: dict) -> None:
                *fast_options(args), *args.tiny_options]
     running: Dict[tuple, tuple] = {}
     finished, started, log = [], [], osp.join(folder, 'runs.log')
+    # a method whose compiled run failed trains eagerly from then on, and
+    # that run once more
+    eager, again = set(), set()
 
     def todo():
         """The runs not yet recorded, rate searches first, then seeds
@@ -527,8 +598,22 @@ def part_evidence(run: Run, procs: dict) -> None:
 
     walls = []  # this command's finished runs: seconds, as AN's cost
     samples, next_sample = [], 0.
-    side_by_side, whole = {}, {}
+    side_by_side, whole, was_compiled = {}, {}, {}
     cost = costs(run)
+    trained = [r['seconds'] / cost.get(m, 1.)
+               for path in (search_json, seeds_json)
+               for m, runs in load(path).items() for r in runs.values()]
+    # an eager run's seconds: the jsons' training times and a test pass
+    eager_s = sorted(trained)[len(trained) // 2] + 30 if trained \
+        else args.run_estimate
+    mode, compile_options, share = evidence_mode(run, eager_s)
+    run.part('evidence', mode=mode, projected_share=share)
+
+    def compiled_run(task) -> bool:
+        return bool(compile_options) and task[1] not in eager
+
+    def task_options(task) -> List[str]:
+        return options + (compile_options if compiled_run(task) else [])
 
     def done(task) -> float:
         """The share of a run's training already done: 1 for a seed the
@@ -536,23 +621,19 @@ def part_evidence(run: Run, procs: dict) -> None:
         share (resumed), else 0."""
         kind, method, value = task
         if kind == 'seed' and searched_run(load(search_json), method, value,
-                                           options[1:], 'spml/mAP'):
+                                           task_options(task)[1:],
+                                           'spml/mAP'):
             return 1.
         return share_done(work_dir(args, task))
 
     def estimate(task):
         """Seconds a run takes, launch to exit: this command's whole runs,
-        else the json's training times and a test pass, else
-        ``--run-estimate``; for the share of it not yet done."""
-        if walls:
+        else an eager run's (in the compiled mode, its projected share);
+        for the share of it not yet done."""
+        if walls and compiled_run(task) == bool(compile_options):
             base = sorted(walls)[len(walls) // 2]
         else:
-            seconds = [r['seconds'] / cost.get(m, 1.)
-                       for path in (search_json, seeds_json)
-                       for m, runs in load(path).items()
-                       for r in runs.values()]
-            base = sorted(seconds)[len(seconds) // 2] + 30 if seconds \
-                else args.run_estimate
+            base = eager_s * (share if compiled_run(task) else 1.)
         return max(base * cost.get(task[1], 1.) * (1 - done(task)), 30)
 
     while True:
@@ -562,22 +643,30 @@ def part_evidence(run: Run, procs: dict) -> None:
                 seconds = time.time() - since
                 finished.append(dict(run=list(key), rc=proc.returncode,
                                      seconds=round(seconds, 1),
-                                     side_by_side=side_by_side.pop(key)))
-                if proc.returncode == 0 and whole.pop(key):
+                                     side_by_side=side_by_side.pop(key),
+                                     compiled=was_compiled[key]))
+                if proc.returncode == 0 and whole.pop(key) and \
+                        was_compiled[key] == bool(compile_options):
                     walls.append(seconds / cost.get(key[1], 1.))
+                elif proc.returncode and was_compiled[key]:
+                    eager.add(key[1])
+                    again.add(key)
                 keep_logs(args, key, folder)
         for task in todo():
             if len(running) >= args.jobs:
                 break
-            if task in started:  # failed once: not again in this command
+            # a failed run is not run again in this command, but eagerly
+            # if it failed compiled
+            if started.count(task) > (task in again):
                 continue
             if estimate(task) > run.left() - 15:
                 continue
             kind, method, value = task
             cmd = common + ['--methods', method] + (
                 ['--lr-search', value] if kind == 'lr' else
-                ['--searched-lr', '--seeds', str(value)]) + options
+                ['--searched-lr', '--seeds', str(value)]) + task_options(task)
             whole[task] = done(task) == 0  # a measure of a whole run
+            was_compiled[task] = compiled_run(task)
             running[task] = (launch(cmd, log, dict(OMP_NUM_THREADS='2')),
                              time.time())
             started.append(task)
@@ -710,6 +799,11 @@ def parse_args(argv=None):
     parser.add_argument('--eval-batch', type=int, default=256,
                         help='validation and test batch of the evidence '
                         'runs')
+    parser.add_argument('--evidence-mode', default='auto',
+                        choices=['auto', 'eager', *COMPILED],
+                        help='how the evidence runs train (default auto: '
+                        'the compiled mode of the profile that projects a '
+                        f'run at most {SWITCH} of an eager one, else eager)')
     parser.add_argument('--run-estimate', type=float, default=240,
                         help='seconds a run takes before one has finished '
                         '(a run starts only if it fits the budget left)')
