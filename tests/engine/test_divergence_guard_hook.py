@@ -39,30 +39,36 @@ def test_finite_losses_pass_and_a_nan_term_stops_with_names(tmp_path):
         hook.after_train_iter(runner, 0)
 
 
-def test_a_non_finite_gradient_norm_stops_with_names():
-    """Without clip_grad the guard has the wrapper measure the gradient norm
-    (scaling by exactly 1); an infinite norm stops training."""
-    model = nn.Linear(3, 1)
-    wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1))
-    runner = make_runner('guard_grad', model, optim_wrapper=wrapper)
+def guarded(name, model, **wrapper_options):
+    wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1),
+                           **wrapper_options)
+    runner = make_runner(name, model, optim_wrapper=wrapper)
     hook = SPMLDivergenceGuardHook()
     hook.before_train(runner)
-    assert wrapper.clip_grad_kwargs == dict(max_norm=float('inf'))
+    return hook, runner
+
+
+def test_a_non_finite_gradient_norm_stops_with_names():
+    """Without clip_grad the guard measures the gradient norm (the step is
+    unchanged), read and logged after the step; an infinite norm stops
+    training."""
+    model = nn.Linear(3, 1)
+    hook, runner = guarded('guard_grad', model)
     plain = nn.Linear(3, 1)
     plain.load_state_dict(model.state_dict())
     plain_wrapper = OptimWrapper(torch.optim.SGD(plain.parameters(), lr=0.1))
     x = torch.tensor([[1., 2., 3.]])
     plain_wrapper.update_params(plain(x).sum())
-    wrapper.update_params(model(x).sum())
-    # the step is the unclipped one, bit for bit
+    runner.optim_wrapper.update_params(model(x).sum())
+    # the step is the plain one, bit for bit
     torch.testing.assert_close(model.state_dict(), plain.state_dict(),
                                rtol=0, atol=0)
-    grad_norm = wrapper.message_hub.get_scalar('train/grad_norm').current()
-    assert grad_norm == pytest.approx((1 + 4 + 9 + 1)**0.5)
+    assert 'train/grad_norm' not in runner.message_hub.log_scalars
     runner.message_hub.update_scalar('train/loss', 0.5)
-    runner.message_hub.update_scalar('train/grad_norm', grad_norm)
     hook.after_train_iter(runner, 0)
-    runner.message_hub.update_scalar('train/grad_norm', float('inf'))
+    assert runner.message_hub.get_scalar('train/grad_norm').current() == \
+        pytest.approx((1 + 4 + 9 + 1)**0.5)
+    hook.grad_norm = torch.tensor(float('inf'))
     with pytest.raises(DivergenceError,
                        match=r'non-finite gradient norm at iteration 42 '
                        r'\(epoch 3\): loss=0.5, grad_norm=inf\. Training '
@@ -71,6 +77,42 @@ def test_a_non_finite_gradient_norm_stops_with_names():
     # under AMP an infinite gradient is the loss scaler's overflow signal
     runner.optim_wrapper = AmpOptimWrapper.__new__(AmpOptimWrapper)
     hook.after_train_iter(runner, 0)
+
+
+def test_a_clipped_step_keeps_its_clipping_and_logs_the_norm_after_it():
+    """With clip_grad by norm the wrapper clips as configured; the guard
+    logs the norm before clipping, as MMEngine's wrapper would, after the
+    step."""
+    model, plain = nn.Linear(3, 1), nn.Linear(3, 1)
+    plain.load_state_dict(model.state_dict())
+    clip = dict(clip_grad=dict(max_norm=1.))
+    hook, runner = guarded('guard_clip', model, **clip)
+    plain_wrapper = OptimWrapper(torch.optim.SGD(plain.parameters(), lr=0.1),
+                                 **clip)
+    x = torch.tensor([[1., 2., 3.]])
+    plain_wrapper.update_params(plain(x).sum())
+    runner.optim_wrapper.update_params(model(x).sum())
+    torch.testing.assert_close(model.state_dict(), plain.state_dict(),
+                               rtol=0, atol=0)
+    runner.message_hub.update_scalar('train/loss', 0.5)
+    hook.after_train_iter(runner, 0)
+    assert runner.message_hub.get_scalar('train/grad_norm').current() == \
+        pytest.approx(15**0.5)
+
+
+@pytest.mark.parametrize('clip_grad', [None, dict(max_norm=1.)])
+def test_the_guarded_step_reads_no_device_value(clip_grad):
+    """The norm stays on the device during the step (MMEngine's wrapper
+    reads it back in the middle of the step): counted on the meta device,
+    which stands in for a GPU."""
+    from tests.sync_counting import count_syncs
+    model = nn.Linear(3, 1).to('meta')
+    _, runner = guarded('guard_sync', model,
+                        **(dict(clip_grad=clip_grad) if clip_grad else {}))
+    loss = model(torch.ones(2, 3, device='meta')).sum()
+    with count_syncs() as counter:
+        runner.optim_wrapper.update_params(loss)
+    assert counter.syncs('model') == []
 
 
 def test_non_finite_weights_are_never_saved():

@@ -85,13 +85,6 @@ COMPILED = {
     'image cache, compiled': ['compile=True'],
     'image cache, compiled, CUDA graphs': ['compile.mode=reduce-overhead'],
 }
-#: a compiled run's divergence guard checks losses and weights, not the
-#: gradient norm: MMEngine's optimizer wrapper reads the norm to the host
-#: inside the compiled step (a graph break and a device synchronisation)
-#: and logs it there, which recompiles the step each iteration up to
-#: dynamo's limit (seen with inductor on the CPU); the clip at an infinite
-#: norm it needs scales the gradients by exactly 1
-UNCHECKED_NORM = ['default_hooks.divergence_guard.check_grad_norm=False']
 #: a compiled mode trains the evidence when the profile projects its run at
 #: most this share of an eager run's seconds
 SWITCH = 0.8
@@ -408,8 +401,7 @@ def compiled(args, label: str) -> List[str]:
     """The --cfg-options of compiled mode ``label`` (--tiny: the compile
     path on the CPU with dynamo's eager backend, without inductor's
     build)."""
-    return (['compile.backend=eager'] if args.tiny else COMPILED[label]
-            ) + UNCHECKED_NORM
+    return ['compile.backend=eager'] if args.tiny else COMPILED[label]
 
 
 def profiled(run: Run) -> List[dict]:

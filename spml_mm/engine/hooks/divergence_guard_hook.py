@@ -29,17 +29,20 @@ class SPMLDivergenceGuardHook(Hook):
     Before training the optimizer's learning rates are checked (finite,
     >= 0), since PyTorch's optimizers accept an infinite one.
 
-    The gradient norm is the one MMEngine's optimizer wrapper logs when
-    ``optim_wrapper.clip_grad`` is set. Without it the guard has the wrapper
-    measure the norm with ``clip_grad=dict(max_norm=inf)``, which scales the
-    gradients by exactly 1 (results are unchanged) at the cost of one norm
-    per iteration. Under ``AmpOptimWrapper`` an infinite gradient is the loss
-    scaler's normal overflow signal (the step is skipped), so only the losses
-    are checked there. Before any checkpoint is written the model's parameters
-    and buffers are checked as well, so a non-finite model is never saved,
-    as the best checkpoint or otherwise. It adds no device synchronisation
-    to the training step: the losses are read where the logger reads them,
-    the weights once per checkpoint.
+    The gradient norm is measured where MMEngine's optimizer wrapper clips
+    gradients (``optim_wrapper.clip_grad`` by norm, whose norm it takes;
+    without ``clip_grad`` the guard measures it, without clipping), but it
+    stays on the device during the step: it is read back after the step,
+    where MMEngine reads the losses, and logged as ``train/grad_norm``
+    (MMEngine's wrapper would read it in the middle of the step, a device
+    synchronisation and, in a compiled step, a graph break). Under
+    ``AmpOptimWrapper`` an infinite gradient is the loss scaler's normal
+    overflow signal (the step is skipped), so only the losses are checked
+    there, and clipping by value has no norm to check. Before any checkpoint
+    is written the model's parameters and buffers are checked as well, so a
+    non-finite model is never saved, as the best checkpoint or otherwise. It
+    adds no device synchronisation to the training step: the losses and the
+    norm are read after it, the weights once per checkpoint.
 
     Every SPML config has it as ``default_hooks.divergence_guard``; set that
     to None to train on regardless.
@@ -53,11 +56,13 @@ class SPMLDivergenceGuardHook(Hook):
         ...     divergence_guard=dict(type='SPMLDivergenceGuardHook'))
     """
 
-    # after the runtime-info hook has logged the iteration's losses
-    priority = 'LOW'
+    # after the runtime-info hook has logged the iteration's losses, before
+    # the logger writes them
+    priority = 'NORMAL'
 
     def __init__(self, check_grad_norm: bool = True):
         self.check_grad_norm = check_grad_norm
+        self.grad_norm = None  # the step's, on the device
 
     def before_train(self, runner) -> None:
         wrapper = runner.optim_wrapper
@@ -72,11 +77,21 @@ class SPMLDivergenceGuardHook(Hook):
                     ' and the param_scheduler.')
         if (not self.check_grad_norm or isinstance(wrapper, AmpOptimWrapper)
                 or not isinstance(wrapper, OptimWrapper)
-                or wrapper.clip_grad_kwargs):
+                or wrapper.clip_grad_kwargs
+                and wrapper.clip_func is not torch.nn.utils.clip_grad_norm_):
             return
-        wrapper.clip_func = torch.nn.utils.clip_grad_norm_
-        wrapper.clip_grad_kwargs = dict(max_norm=math.inf)
-        wrapper.grad_name = 'grad_norm'
+        clip = wrapper.clip_func if wrapper.clip_grad_kwargs else None
+
+        def keep_norm(params, **kwargs) -> None:
+            """Clip (``clip_grad``) or measure the norm, kept on the device;
+            None tells the wrapper that there is nothing to read."""
+            self.grad_norm = clip(params, **kwargs) if clip else \
+                torch.nn.utils.get_total_norm([p.grad for p in params],
+                                              **kwargs)
+
+        wrapper.clip_func = keep_norm
+        wrapper.clip_grad_kwargs = wrapper.clip_grad_kwargs or dict(
+            norm_type=2.0)
 
     def after_train_iter(self,
                          runner,
@@ -84,6 +99,9 @@ class SPMLDivergenceGuardHook(Hook):
                          data_batch=None,
                          outputs: Optional[dict] = None) -> None:
         hub = runner.message_hub
+        if self.grad_norm is not None:
+            hub.update_scalar('train/grad_norm', float(self.grad_norm))
+            self.grad_norm = None
         checked = ['train/loss']
         if self.check_grad_norm and not isinstance(runner.optim_wrapper,
                                                    AmpOptimWrapper):

@@ -75,6 +75,7 @@ class MultiViewDataPreprocessor(SPMLDataPreprocessor):
                 'V x B views; set batch_augments=None')
         super().__init__(*args, **kwargs)
 
+    @torch.compiler.disable
     def forward(self, data: dict, training: bool = False) -> dict:
         inputs = data['inputs']
         if is_multi_view(inputs):

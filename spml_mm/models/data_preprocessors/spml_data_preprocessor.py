@@ -28,6 +28,11 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
     batch augmentations are ``ClsDataPreprocessor``'s, with the same
     results.
 
+    In a compiled train step (MMEngine's ``compile``) it runs eagerly
+    (``torch.compiler.disable``): its work is the host's, and a graph fed
+    with host tensors is never captured in CUDA graphs, while the model's
+    graphs start from the moved batch.
+
     Args:
         mean (Sequence[Number], optional): Pixel mean per channel.
             Defaults to None.
@@ -84,6 +89,7 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
             for sample in data_samples:
                 sample.set_field(next(views), k)
 
+    @torch.compiler.disable
     def forward(self, data: dict, training: bool = False) -> dict:
         inputs = data['inputs']
         if isinstance(inputs, (list, tuple)) and inputs and len(

@@ -97,3 +97,56 @@ def test_multi_view_batches_move_in_two_copies_too():
     """Three views of three samples: nine images, one copy."""
     assert copies('MultiViewDataPreprocessor',
                   pseudo_collate(multi_view_samples())) == ['async copy'] * 2
+
+
+def recording():
+    """A dynamo backend that records the dtypes of each graph's tensor
+    inputs and runs the graph as traced."""
+    graphs = []
+
+    def record(graph, example_inputs):
+        graphs.append([x.dtype for x in example_inputs
+                       if isinstance(x, torch.Tensor)])
+        return graph.forward
+
+    torch._dynamo.reset()
+    return record, graphs
+
+
+def test_a_compiled_step_starts_its_graphs_from_the_moved_batch():
+    """MMEngine's ``compile`` of ``train_step``: the preprocessor runs
+    eagerly, so no graph takes the host's uint8 images (CUDA graphs skip a
+    graph fed with host tensors), and the model's take the normalised
+    batch."""
+    from mmengine.optim import OptimWrapper
+
+    from tools.benchmark.speed_gpu import TINY_BACKBONE
+    init_default_scope('mmpretrain')
+    model = MODELS.build(dict(
+        type='ImageClassifier', backbone=TINY_BACKBONE,
+        neck=dict(type='GlobalAveragePooling'),
+        head=dict(type='MultiLabelLinearClsHead', num_classes=8,
+                  in_channels=64),
+        data_preprocessor=dict(type='SPMLDataPreprocessor', **KWARGS)))
+    wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1))
+    backend, graphs = recording()
+    torch.compile(model.train_step, backend=backend)(
+        pseudo_collate(packed()), wrapper)
+    torch._dynamo.reset()
+    assert graphs and not any(torch.uint8 in dtypes for dtypes in graphs)
+    assert any(torch.float32 in dtypes for dtypes in graphs)
+
+
+@pytest.mark.parametrize('name', ['SPMLDataPreprocessor',
+                                  'MultiViewDataPreprocessor'])
+def test_a_compiled_call_runs_the_preprocessor_eagerly(name):
+    init_default_scope('mmpretrain')
+    preprocessor = MODELS.build(dict(type=name, **KWARGS))
+    samples = multi_view_samples() if name.startswith('Multi') else packed()
+    backend, graphs = recording()
+    out = torch.compile(preprocessor, backend=backend)(
+        pseudo_collate(samples), True)
+    torch._dynamo.reset()
+    assert graphs == []
+    assert torch.equal(out['inputs'],
+                       preprocessor(pseudo_collate(samples), True)['inputs'])
