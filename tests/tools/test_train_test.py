@@ -166,8 +166,8 @@ def test_none_switches_a_plugin_default_hook_off():
 @pytest.mark.slow
 def test_reliability_hooks_leave_single_process_results_unchanged(
         tiny_demo, one_epoch, tmp_path):
-    """The divergence guard (which has the optimizer wrapper measure the
-    gradient norm) and the norm-statistics sync change nothing in a
+    """The divergence guard (which measures the gradient norm in the
+    optimizer wrapper) and the norm-statistics sync change nothing in a
     single-process run: same weights and optimizer state, bit for bit."""
     plain = str(tmp_path / 'plain')
     run_tool([PYTHON, 'tools/train.py', CONFIG, '--work-dir', plain,
