@@ -148,6 +148,47 @@ def test_tier_result_counts_each_outcome(tmp_path):
         outcome='failed', message='boom', seconds=2.)
 
 
+def test_a_passed_tier_runs_only_the_tests_added_since(tmp_path,
+                                                      monkeypatch):
+    """The committed tier passed whole: the next command runs the GPU tests
+    it lacks and merges them into it; with none, the part is skipped."""
+    results = tmp_path / 'results'
+    results.mkdir()
+    run = gpu_run.Run(gpu_run.parse_args([
+        '--device', 'cpu', '--out', str(tmp_path / 'back'), '--stage',
+        str(tmp_path / 'stage'), '--results-dir', str(results)]))
+    (results / 'gpu_tier.json').write_text(json.dumps(dict(
+        kind=run.kind(), failed=0, errors=0, tests={
+            'tests.gpu.test_gpu::test_a[x]': dict(outcome='passed',
+                                                  seconds=1.)})))
+    collected = ['tests/gpu/test_gpu.py::test_a[x]',
+                 'tests/gpu/test_gpu.py::test_b']
+    monkeypatch.setattr(gpu_run, 'gpu_tests', lambda args, folder: collected)
+    ran = []
+
+    def call(cmd, log, cap):
+        ran.append([a for a in cmd if a.startswith('tests/')])
+        junit = next(a for a in cmd if a.startswith('--junitxml='))
+        with open(junit.split('=', 1)[1], 'w') as f:
+            f.write('<testsuites><testsuite><testcase classname='
+                    '"tests.gpu.test_gpu" name="test_b" time="2"/>'
+                    '</testsuite></testsuites>')
+        return 'ok'
+
+    monkeypatch.setattr(gpu_run, 'call', call)
+    gpu_run.part_tier(run)
+    assert ran == [['tests/gpu/test_gpu.py::test_b']]
+    tier = read(tmp_path / 'stage' / 'gpu_tier.json')
+    assert set(tier['tests']) == {'tests.gpu.test_gpu::test_a[x]',
+                                  'tests.gpu.test_gpu::test_b'}
+    assert (tier['passed'], tier['failed']) == (2, 0)
+    collected.pop()
+    gpu_run.part_tier(run)
+    assert len(ran) == 1
+    assert run.manifest['parts']['tier']['status'] == \
+        'skipped: committed, all passed'
+
+
 def test_committed_results_of_another_kind_are_not_skipped(tmp_path):
     args = gpu_run.parse_args(['--device', 'cpu', '--tiny', '--out',
                                str(tmp_path / 'out'), '--stage',

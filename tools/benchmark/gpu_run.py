@@ -276,15 +276,22 @@ def wait_data(run: Run, procs: dict, root: str) -> bool:
 
 
 def part_tier(run: Run) -> None:
+    """The GPU tier; where the committed tier passed whole, only the tests
+    it lacks (added since), merged into it."""
     args = run.args
     found = run.committed('gpu_tier.json')
-    if found and found['failed'] == found['errors'] == 0:
-        return run.part('tier', status='skipped: committed, all passed')
     folder = osp.join(args.out, 'gpu_tier')
     os.makedirs(folder, exist_ok=True)
+    tests, kept = list(args.gpu_tests), {}
+    if found and found['failed'] == found['errors'] == 0:
+        kept = found['tests']
+        tests = [t for t in gpu_tests(args, folder)
+                 if junit_name(t) not in kept]
+        if not tests:
+            return run.part('tier', status='skipped: committed, all passed')
     junit = osp.join(folder, 'junit.xml')
     started = time.time()
-    status = call([sys.executable, '-m', 'pytest', *args.gpu_tests, '-m',
+    status = call([sys.executable, '-m', 'pytest', *tests, '-m',
                    'gpu', '-q', '-rs', '-p', 'no:cacheprovider',
                    # a module this machine cannot import loses its own tests
                    # only
@@ -292,8 +299,8 @@ def part_tier(run: Run) -> None:
                    f'--junitxml={junit}'],
                   osp.join(folder, 'pytest.log'),
                   run.cap('tier'))
-    result = tier_result(junit) if osp.isfile(junit) else dict(
-        tests={}, passed=0, failed=0, errors=0, skipped=0)
+    result = tier_result(junit, kept) if osp.isfile(junit) else dict(
+        tests=kept, passed=0, failed=0, errors=0, skipped=0)
     result.update(kind=run.kind(), environment=run.manifest['environment'],
                   command='pytest ' + ' '.join(args.gpu_tests) + ' -m gpu',
                   status=status, seconds=round(time.time() - started, 1))
@@ -302,9 +309,27 @@ def part_tier(run: Run) -> None:
         'passed', 'failed', 'errors', 'skipped')})
 
 
-def tier_result(junit: str) -> dict:
-    """Outcome per test of a junit xml."""
-    tests = {}
+def gpu_tests(args, folder: str) -> List[str]:
+    """The node ids of the GPU tier's tests (collected, not run)."""
+    log = osp.join(folder, 'collect.log')
+    call([sys.executable, '-m', 'pytest', *args.gpu_tests, '-m', 'gpu',
+          '--collect-only', '-q', '-p', 'no:cacheprovider'], log, 120)
+    with open(log) as f:
+        return [line.strip() for line in f if '::' in line]
+
+
+def junit_name(node_id: str) -> str:
+    """A test's name in the junit xml (``tier_result``) from its node id:
+    ``tests/gpu/test_gpu.py::test_x[a]`` -> ``tests.gpu.test_gpu::test_x[a]``.
+    """
+    path, name = node_id.split('::', 1)
+    return f"{osp.splitext(path)[0].replace('/', '.')}::{name}"
+
+
+def tier_result(junit: str, kept: Optional[dict] = None) -> dict:
+    """Outcome per test of a junit xml, after the tests of ``kept`` (an
+    earlier tier's)."""
+    tests = dict(kept or {})
     for case in ET.parse(junit).getroot().iter('testcase'):
         if case.get('name') is None:  # pytest's entry for an interruption
             continue
