@@ -347,35 +347,35 @@ def test_the_evidence_takes_the_compiled_mode_that_projects_shortest(
         labels[1], ['compile=True'])
 
 
-def test_a_method_whose_compiled_run_fails_trains_eagerly(tmp_path,
-                                                          monkeypatch):
-    """A compiled run that fails runs again eagerly in the same command, and
-    so do its method's later runs: the seed at the searched rate is then the
-    rate search's eager run, recorded, not trained again."""
-    launched = []
+def fake_queue(tmp_path, monkeypatch, fails, *argv):
+    """The evidence part of a --tiny command whose runs are stand-ins: a run
+    records its result with its options at once, or fails where ``fails``
+    says so of its command; the command's launched runs."""
+    launched, name = [], 'accuracy_proxy-voc_finetune-f0.01'
 
     class Proc:
         def __init__(self, cmd):
             self.cmd, self.returncode = cmd, None
 
         def poll(self):
-            if any(o.startswith('compile') for o in self.cmd):
-                self.returncode = 1
+            self.returncode = int(fails(self.cmd))
+            if self.returncode:
                 return 1
-            out = self.cmd[self.cmd.index('--out-dir') + 1]
-            name = 'accuracy_proxy-voc_finetune-f0.01'
-            options = self.cmd[self.cmd.index('--cfg-options') + 1:]
-            if '--lr-search' in self.cmd:
-                path, entry = os.path.join(out, f'{name}_lr_search.json'), {
-                    '0.001': dict(val_mAP=50., test_mAP=40., seed=0,
-                                  select_metric='spml/mAP', seconds=5.,
-                                  options=options)}
+            cmd = self.cmd
+            out, method = (cmd[cmd.index(k) + 1] for k in ('--out-dir',
+                                                          '--methods'))
+            options = cmd[cmd.index('--cfg-options') + 1:]
+            if '--lr-search' in cmd:
+                path, key, entry = f'{name}_lr_search.json', '0.001', dict(
+                    val_mAP=50., test_mAP=40., seed=0, seconds=5.,
+                    select_metric='spml/mAP', options=options)
             else:
-                path, entry = os.path.join(out, f'{name}.json'), {
-                    '0': dict(mAP=40., seconds=5., options=options)}
-            with open(path, 'w') as f:
-                json.dump({'an': entry}, f)
-            self.returncode = 0
+                path, key, entry = f'{name}.json', '0', dict(
+                    mAP=40., seconds=5., options=options)
+            found = gpu_run.load(os.path.join(out, path))
+            found.setdefault(method, {})[key] = entry
+            with open(os.path.join(out, path), 'w') as f:
+                json.dump(found, f)
             return 0
 
     def launch(cmd, log, env=None):
@@ -390,13 +390,40 @@ def test_a_method_whose_compiled_run_fails_trains_eagerly(tmp_path,
         '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
         '--stage', str(tmp_path / 'stage'), '--results-dir',
         str(tmp_path / 'results'), '--work', str(tmp_path / 'work'),
-        '--evidence-mode', 'image cache, compiled']))
+        '--evidence-mode', 'image cache, compiled', *argv]))
     gpu_run.part_evidence(run, {})
-    kinds = [('--lr-search' in cmd, 'compile.backend=eager' in cmd)
-             for cmd in launched]
+    return run, [(cmd[cmd.index('--methods') + 1], '--lr-search' in cmd,
+                  'compile.backend=eager' in cmd) for cmd in launched]
+
+
+def test_a_method_whose_compiled_run_fails_trains_eagerly(tmp_path,
+                                                          monkeypatch):
+    """A compiled run that fails runs again eagerly in the same command, and
+    so do its method's later runs: the seed at the searched rate is then the
+    rate search's eager run."""
+    run, launched = fake_queue(
+        tmp_path, monkeypatch,
+        lambda cmd: any(o.startswith('compile') for o in cmd))
     # the rate search compiled (failed), again eagerly; the seed eagerly
-    assert kinds == [(True, True), (True, False), (False, False)]
+    assert launched == [('an', True, True), ('an', True, False),
+                        ('an', False, False)]
     evidence = run.manifest['parts']['evidence']
     assert [(r['rc'], r['compiled']) for r in evidence['finished']] == [
         (1, True), (0, False), (0, False)]
     assert evidence['status'] == 'done'
+
+
+def test_a_method_with_eager_runs_stays_eager(tmp_path, monkeypatch):
+    """Each method's runs train in one mode: AN's rate search ran eagerly
+    (recorded before runs kept their options), so its seed does too, while
+    GR's runs train compiled."""
+    results = tmp_path / 'results'
+    results.mkdir()
+    (results / 'accuracy_proxy-voc_finetune-f0.01_lr_search.json'
+     ).write_text(json.dumps({'an': {'0.001': dict(
+         val_mAP=50., select_metric='spml/mAP', seconds=5.)}}))
+    run, launched = fake_queue(tmp_path, monkeypatch, lambda cmd: False,
+                               '--methods', 'an', 'gr')
+    assert launched == [('gr', True, True), ('an', False, False),
+                        ('gr', False, True)]
+    assert run.manifest['parts']['evidence']['eager_methods'] == ['an']

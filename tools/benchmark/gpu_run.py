@@ -624,7 +624,14 @@ def part_evidence(run: Run, procs: dict) -> None:
     eager_s = sorted(trained)[len(trained) // 2] + 30 if trained \
         else args.run_estimate
     mode, compile_options, share = evidence_mode(run, eager_s)
-    run.part('evidence', mode=mode, projected_share=share)
+    # a method trains in one mode: one with runs recorded eagerly stays so
+    eager.update(
+        m for path in (search_json, seeds_json)
+        for m, runs in load(path).items() if compile_options and any(
+            not any(o.startswith('compile') for o in r.get('options', []))
+            for r in runs.values()))
+    run.part('evidence', mode=mode, projected_share=share,
+             eager_methods=sorted(eager))
 
     def compiled_run(task) -> bool:
         return bool(compile_options) and task[1] not in eager
