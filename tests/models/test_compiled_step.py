@@ -1,0 +1,66 @@
+"""Every method's training step compiled as MMEngine's ``compile`` does it
+(``torch.compile`` of ``train_step``) computes what the eager step does.
+
+A tiny ResNet with each method's head, loss, label bank and data
+preprocessor as its ResNet-50 COCO config builds them, trained three steps
+compiled and three steps eagerly from the same weights on the same batches:
+the losses agree to rounding. The backend is ``aot_eager``, the graphs that
+``backend='cudagraphs'`` replays on a GPU (its capture needs CUDA).
+"""
+import copy
+import os.path as osp
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.optim import build_optim_wrapper
+from mmengine.registry import init_default_scope
+from mmpretrain.registry import MODELS
+
+import spml_mm  # noqa: F401
+from tests.conftest import REPO
+from tests.models.test_no_host_sync import CONFIGS, batch
+from tools.benchmark.speed_gpu import TINY_BACKBONE
+from tools.benchmark.spml_setups import start_schedules
+
+
+def build(name):
+    cfg = Config.fromfile(
+        osp.join(REPO, 'configs', CONFIGS[name], 'resnet50_coco.py'))
+    init_default_scope('mmpretrain')
+    preprocessor = dict(cfg.data_preprocessor)
+    if preprocessor.get('type', 'ClsDataPreprocessor') == \
+            'ClsDataPreprocessor':
+        preprocessor['type'] = 'SPMLDataPreprocessor'
+    torch.manual_seed(0)
+    model = MODELS.build(
+        dict(type='ImageClassifier', backbone=TINY_BACKBONE,
+             neck=dict(type='GlobalAveragePooling'),
+             head=dict(cfg.model.head, in_channels=64),
+             data_preprocessor=preprocessor))
+    bank = getattr(model.head, 'label_bank', None)
+    if bank is not None:
+        bank.allocate(64)
+    start_schedules(model, cfg, epoch=2)  # every schedule's branch runs
+    views = 3 if preprocessor['type'] == 'MultiViewDataPreprocessor' else 1
+    return (model.train(), build_optim_wrapper(model, copy.deepcopy(
+        cfg.optim_wrapper)), cfg.model.head.num_classes, views)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('name', CONFIGS)
+def test_compiled_step_computes_the_eager_losses(name):
+    compiled, wrapper, num_classes, views = build(name)
+    eager, eager_wrapper, _, _ = build(name)
+    eager.load_state_dict(compiled.state_dict())
+    torch._dynamo.reset()
+    step = torch.compile(compiled.train_step, backend='aot_eager')
+    for _ in range(3):
+        data = batch(views, num_classes)
+        ours = step(copy.deepcopy(data), wrapper)
+        theirs = eager.train_step(data, eager_wrapper)
+        assert ours.keys() == theirs.keys()
+        for key in ours:
+            torch.testing.assert_close(ours[key], theirs[key], rtol=1e-5,
+                                       atol=1e-6, msg=key)
+    torch._dynamo.reset()
