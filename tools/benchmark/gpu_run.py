@@ -88,7 +88,7 @@ COMPILED = {
 #: a compiled mode trains the evidence when the profile projects its run at
 #: most this share of an eager run's seconds
 SWITCH = 0.8
-#: seconds the compile part needs to start (inductor's build of both runs)
+#: seconds the compile part needs to start (inductor builds two of its runs)
 COMPILE_NEED = 150
 #: the packed output, in --out
 PACK = 'gpu_run.tar.gz'
