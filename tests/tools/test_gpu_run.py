@@ -101,30 +101,37 @@ def test_gpu_run_rehearsal(tmp_path):
             'accuracy_proxy-voc_finetune-f0.01.md'} <= set(written)
     assert '0 failed' in (results / 'gpu_tier.md').read_text()
 
-    # a seed run that the first command did not finish: the second command
-    # skips every committed part and run, and runs only that one, here
-    # with the train step compiled
+    # a seed run that the first command did not finish, and a method it did
+    # not run: the second command skips every committed part and run, and
+    # runs only those, the new method's with the train step compiled while
+    # AN, whose runs are eager, stays eager
     del seeds['an']['0']
     (results / 'accuracy_proxy-voc_finetune-f0.01.json').write_text(
         json.dumps(seeds))
-    manifest, out = gpu_command(tmp_path / 'out2', results,
-                                '--evidence-mode', 'image cache, compiled')
+    manifest, out = gpu_command(tmp_path / 'out2', results, '--methods',
+                                'an', 'full', '--evidence-mode',
+                                'image cache, compiled')
     parts = manifest['parts']
-    assert parts['evidence']['mode'] == 'image cache, compiled'
-    assert parts['evidence']['finished'][0]['compiled'] is True
-    seeds = read(out / 'evidence' / 'accuracy_proxy-voc_finetune-f0.01.json')
-    assert 'compile.backend=eager' in seeds['an']['0']['options']
-    assert '1 of 1 runs trained with the train step compiled' in (
-        out / 'evidence' / 'accuracy_proxy-voc_finetune-f0.01.md').read_text()
     assert parts['tier']['status'] == 'skipped: committed, all passed'
     assert parts['speed']['status'] == 'skipped: committed, complete'
     assert parts['profile']['status'] == 'skipped: committed'
     assert parts['compile']['status'] == 'skipped: committed'
-    assert [r['run'] for r in parts['evidence']['finished']] == [
-        ['seed', 'an', 0]]
+    evidence = parts['evidence']
+    assert (evidence['mode'], evidence['eager_methods']) == (
+        'image cache, compiled', ['an'])
+    assert sorted((r['run'][1], r['run'][0], r['compiled'])
+                  for r in evidence['finished']) == [
+        ('an', 'seed', False), ('full', 'lr', True), ('full', 'seed', True)]
+    seeds = read(out / 'evidence' / 'accuracy_proxy-voc_finetune-f0.01.json')
+    assert not any(o.startswith('compile')
+                   for o in seeds['an']['0']['options'])
+    assert 'compile.backend=eager' in seeds['full']['0']['options']
+    assert seeds['full']['0']['from_lr_search'] is True
+    assert '1 of 2 runs trained with the train step compiled' in (
+        out / 'evidence' / 'accuracy_proxy-voc_finetune-f0.01.md').read_text()
     again = read(out / 'evidence' /
                  'accuracy_proxy-voc_finetune-f0.01_lr_search.json')
-    assert again == search
+    assert again['an'] == search['an'] and list(again['full']) == ['0.001']
     gpu_collect.main([str(out), '--results-dir', str(results)])  # unpacked
     assert len(read(results / 'gpu_runs.json')['runs']) == 2
 

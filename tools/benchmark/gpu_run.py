@@ -848,8 +848,7 @@ def parse_args(argv=None):
         # two iterations an epoch, one epoch; the runs' own structure kept
         args.tiny_options = ['train_cfg.max_epochs=1',
                              'train_dataloader.dataset.indices=16']
-        args.methods = args.methods if argv and '--methods' in argv \
-            else ['an']
+        args.methods = args.methods if '--methods' in args.argv else ['an']
     if args.device.startswith('cuda'):
         import torch
         if not torch.cuda.is_available():
