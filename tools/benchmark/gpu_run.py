@@ -544,8 +544,9 @@ def profile(run: Run, procs: dict, part: str, labels: List[str]) -> None:
         else ['--iters', '150', '--skip', '30', '--active', '10']
     deadline = time.time() + run.cap(part)
     for i, (label, (config, options)) in enumerate(todo.items()):
-        cap = (deadline - time.time()) / (len(todo) - i)  # a fast run's
-        # time left to the runs after it (a compiled run builds for long)
+        # an even share of the time left: a fast run leaves its rest to
+        # the runs after it (a compiled run builds for long)
+        cap = (deadline - time.time()) / (len(todo) - i)
         out = osp.join(folder, label.replace(' ', '_').replace(',', ''))
         statuses.append(call(
             [sys.executable, '-m', 'tools.benchmark.profile_train',
@@ -624,12 +625,13 @@ def part_evidence(run: Run, procs: dict) -> None:
     eager_s = sorted(trained)[len(trained) // 2] + 30 if trained \
         else args.run_estimate
     mode, compile_options, share = evidence_mode(run, eager_s)
-    # a method trains in one mode: one with runs recorded eagerly stays so
-    eager.update(
-        m for path in (search_json, seeds_json)
-        for m, runs in load(path).items() if compile_options and any(
-            not any(o.startswith('compile') for o in r.get('options', []))
-            for r in runs.values()))
+    if compile_options:  # a method trains in one mode: one with runs
+        # recorded eagerly stays so
+        eager.update(
+            m for path in (search_json, seeds_json)
+            for m, runs in load(path).items() if any(
+                not any(o.startswith('compile') for o in r.get('options', []))
+                for r in runs.values()))
     run.part('evidence', mode=mode, projected_share=share,
              eager_methods=sorted(eager))
 
