@@ -34,6 +34,14 @@ def test_comparison_columns_give_the_change_of_the_mean(tmp_path):
     assert (tmp_path / 'accuracy.png').is_file()
 
 
+def page(results, tmp_path):
+    """The seeds page of the results json ``results``."""
+    accuracy.write_outputs(accuracy.summarize(results, list(results)),
+                           str(tmp_path), 'cmd', False, output='x',
+                           runs=results)
+    return (tmp_path / 'x.md').read_text()
+
+
 def test_searched_rates_are_each_methods_best_validation_map(tmp_path):
     found = {'an': {'0.0001': dict(val_mAP=30.), '0.001': dict(val_mAP=36.),
                     '0.01': dict(val_mAP=35.)},
@@ -43,12 +51,8 @@ def test_searched_rates_are_each_methods_best_validation_map(tmp_path):
     results = dict(an={'0': dict(mAP=80., seconds=1., lr=1e-3)},
                    full={'0': dict(mAP=90., seconds=1.)},
                    opml={'0': dict(mAP=85., seconds=1., lr=0.1)})
-    accuracy.write_outputs(accuracy.summarize(results, list(results)),
-                           str(tmp_path), 'cmd', False, output='x',
-                           runs=results)
     assert ("Learning rates, each method's best validation mAP of "
-            '`x_lr_search.md`: AN 0.001; OPML 0.1.') in \
-        (tmp_path / 'x.md').read_text()
+            '`x_lr_search.md`: AN 0.001; OPML 0.1.') in page(results, tmp_path)
 
 
 def test_the_page_counts_the_runs_trained_compiled(tmp_path):
@@ -56,17 +60,11 @@ def test_the_page_counts_the_runs_trained_compiled(tmp_path):
     results = dict(an={'0': dict(mAP=80., seconds=1., options=compiled),
                        '1': dict(mAP=81., seconds=1., options=[])},
                    full={'0': dict(mAP=90., seconds=1.)})
-    accuracy.write_outputs(accuracy.summarize(results, list(results)),
-                           str(tmp_path), 'cmd', False, output='x',
-                           runs=results)
     assert ('1 of 3 runs trained with the train step compiled '
-            '(`compile.backend=cudagraphs`), the rest eagerly') in \
-        (tmp_path / 'x.md').read_text()
+            '(`compile.backend=cudagraphs`), the rest eagerly') in page(
+                results, tmp_path)
     del results['an']['0']
-    accuracy.write_outputs(accuracy.summarize(results, list(results)),
-                           str(tmp_path), 'cmd', False, output='x',
-                           runs=results)
-    assert 'compiled' not in (tmp_path / 'x.md').read_text()
+    assert 'compiled' not in page(results, tmp_path)
 
 
 @pytest.mark.slow
