@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import tarfile
+import threading
 
 import pytest
 
@@ -117,6 +118,7 @@ def test_gpu_run_rehearsal(tmp_path):
     assert parts['profile']['status'] == 'skipped: committed'
     assert parts['compile']['status'] == 'skipped: committed'
     evidence = parts['evidence']
+    assert evidence['status'] == 'done'
     assert (evidence['mode'], evidence['eager_methods']) == (
         'image cache, compiled', ['an'])
     assert sorted((r['run'][1], r['run'][0], r['compiled'])
@@ -390,17 +392,82 @@ def fake_queue(tmp_path, monkeypatch, fails, *argv):
         return Proc(cmd)
 
     monkeypatch.setattr(gpu_run, 'launch', launch)
-    monkeypatch.setattr(gpu_run, 'render_evidence', lambda *a: None)
-    for ready in ('wait_data', 'weights', 'make_cache'):
-        monkeypatch.setattr(gpu_run, ready, lambda *a: True)
-    run = gpu_run.Run(gpu_run.parse_args([
-        '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
-        '--stage', str(tmp_path / 'stage'), '--results-dir',
-        str(tmp_path / 'results'), '--work', str(tmp_path / 'work'),
-        '--evidence-mode', 'image cache, compiled', *argv]))
+    run = evidence_run(tmp_path, monkeypatch, '--evidence-mode',
+                       'image cache, compiled', *argv)
     gpu_run.part_evidence(run, {})
     return run, [(cmd[cmd.index('--methods') + 1], '--lr-search' in cmd,
                   'compile.backend=eager' in cmd) for cmd in launched]
+
+
+def evidence_run(tmp_path, monkeypatch, *argv):
+    """A --tiny command whose evidence part finds its data ready."""
+    monkeypatch.setattr(gpu_run, 'render_evidence', lambda *a: None)
+    for ready in ('wait_data', 'weights', 'make_cache'):
+        monkeypatch.setattr(gpu_run, ready, lambda *a: True)
+    return gpu_run.Run(gpu_run.parse_args([
+        '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
+        '--stage', str(tmp_path / 'stage'), '--results-dir',
+        str(tmp_path / 'results'), '--work', str(tmp_path / 'work'),
+        *argv]))
+
+
+def test_an_error_in_the_queue_ends_the_runs_it_started(tmp_path,
+                                                        monkeypatch):
+    """The part's error is the manifest's (main records it and goes on);
+    the runs it launched do not outlive it."""
+    launched, stopped = [], []
+
+    class Running:
+        def poll(self):
+            return None
+
+    def launch(cmd, log, env=None):
+        launched.append(Running())
+        return launched[-1]
+
+    def sample():
+        raise RuntimeError('nvidia-smi hung')
+
+    monkeypatch.setattr(gpu_run, 'launch', launch)
+    monkeypatch.setattr(gpu_run, 'stop', stopped.append)
+    monkeypatch.setattr(gpu_run, 'gpu_busy', sample)
+    run = evidence_run(tmp_path, monkeypatch, '--methods', 'an', 'gr')
+    with pytest.raises(RuntimeError, match='nvidia-smi hung'):
+        gpu_run.part_evidence(run, {})
+    assert len(launched) == 2 and stopped == launched
+
+
+def test_the_pack_is_whole_while_runs_write_into_the_output(tmp_path):
+    """Packing the output while the runs write into it (a json renamed
+    over from its .tmp, a page rewritten shorter or longer) neither fails
+    nor packs a half-written file: each pack is one moment's files."""
+    stage, back = tmp_path / 'stage', tmp_path / 'back'
+    (stage / 'evidence').mkdir(parents=True)
+    back.mkdir()
+    gpu_run.write_json(str(stage / 'evidence' / 'seeds.json'), dict(runs=[]))
+    writing = threading.Event()
+
+    def write():
+        i = 0
+        while not writing.is_set():
+            gpu_run.write_json(str(stage / 'evidence' / 'seeds.json'),
+                               dict(runs=list(range(i % 3000))))
+            (stage / 'evidence' / 'page.md').write_text('x' * (i % 50000))
+            i += 1
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        for _ in range(100):
+            gpu_run.pack(str(stage), str(back))
+            with tarfile.open(back / gpu_run.PACK) as tar:
+                names = tar.getnames()
+                seeds = json.load(tar.extractfile('evidence/seeds.json'))
+            assert not any(n.endswith('.tmp') for n in names)
+            assert seeds['runs'] == list(range(len(seeds['runs'])))
+    finally:
+        writing.set()
+        writer.join()
 
 
 def test_a_method_whose_compiled_run_fails_trains_eagerly(tmp_path,

@@ -45,6 +45,7 @@ Example:
 """
 import argparse
 import glob
+import io
 import json
 import os
 import os.path as osp
@@ -175,10 +176,24 @@ def environment(device: str) -> dict:
 
 def pack(stage: str, back: str) -> None:
     """``stage`` as ``back/gpu_run.tar.gz``, replaced whole (a command
-    killed while packing still returns the previous pack)."""
+    killed while packing still returns the previous pack). The runs write
+    into ``stage`` meanwhile: each file is read whole before it is added, a
+    file gone since the listing is left out, and so are the ``.tmp`` files
+    that are renamed over the jsons."""
     path = osp.join(back, PACK)
     with tarfile.open(path + '.part', 'w:gz') as tar:
-        tar.add(stage, arcname='.')
+        for folder, subfolders, files in os.walk(stage):
+            subfolders.sort()
+            for name in sorted(f for f in files if not f.endswith('.tmp')):
+                file = osp.join(folder, name)
+                try:
+                    with open(file, 'rb') as f:
+                        data = f.read()
+                except FileNotFoundError:
+                    continue
+                info = tarfile.TarInfo(osp.relpath(file, stage))
+                info.size, info.mtime = len(data), time.time()
+                tar.addfile(info, io.BytesIO(data))
     os.replace(path + '.part', path)
 
 
@@ -662,58 +677,62 @@ def part_evidence(run: Run, procs: dict) -> None:
             base = eager_s * (share if compiled_run(task) else 1.)
         return max(base * cost.get(task[1], 1.) * (1 - done(task)), 30)
 
-    while True:
-        for key, (proc, since) in list(running.items()):
-            if proc.poll() is not None:
-                del running[key]
-                seconds = time.time() - since
-                finished.append(dict(run=list(key), rc=proc.returncode,
-                                     seconds=round(seconds, 1),
-                                     side_by_side=side_by_side.pop(key),
-                                     compiled=was_compiled[key]))
-                if proc.returncode == 0 and whole.pop(key) and \
-                        was_compiled[key] == bool(compile_options):
-                    walls.append(seconds / cost.get(key[1], 1.))
-                elif proc.returncode and was_compiled[key]:
-                    eager.add(key[1])
-                    again.add(key)
-                keep_logs(args, key, folder)
-        for task in todo():
-            if len(running) >= args.jobs:
+    try:
+        while True:
+            for key, (proc, since) in list(running.items()):
+                if proc.poll() is not None:
+                    del running[key]
+                    seconds = time.time() - since
+                    finished.append(dict(run=list(key), rc=proc.returncode,
+                                         seconds=round(seconds, 1),
+                                         side_by_side=side_by_side.pop(key),
+                                         compiled=was_compiled[key]))
+                    if proc.returncode == 0 and whole.pop(key) and \
+                            was_compiled[key] == bool(compile_options):
+                        walls.append(seconds / cost.get(key[1], 1.))
+                    elif proc.returncode and was_compiled[key]:
+                        eager.add(key[1])
+                        again.add(key)
+                    keep_logs(args, key, folder)
+            for task in todo():
+                if len(running) >= args.jobs:
+                    break
+                # a failed run is not run again in this command, but eagerly
+                # if it failed compiled
+                if started.count(task) > (task in again):
+                    continue
+                if estimate(task) > run.left() - 15:
+                    continue
+                kind, method, value = task
+                cmd = common + ['--methods', method] + (
+                    ['--lr-search', value] if kind == 'lr' else
+                    ['--searched-lr', '--seeds', str(value)]
+                ) + task_options(task)
+                whole[task] = done(task) == 0  # a measure of a whole run
+                was_compiled[task] = compiled_run(task)
+                running[task] = (launch(cmd, log, dict(OMP_NUM_THREADS='2')),
+                                 time.time())
+                started.append(task)
+            for key in running:
+                side_by_side[key] = max(side_by_side.get(key, 0),
+                                        len(running))
+            if time.time() >= next_sample:  # to size --jobs on this machine
+                samples.append(dict(
+                    s=round(time.time() - run.start), running=len(running),
+                    gpu_busy=gpu_busy(), load=round(os.getloadavg()[0], 1)))
+                next_sample = time.time() + 10
+            run.part('evidence', running=[list(k) for k in running],
+                     finished=finished, left=len(todo()) + len(running),
+                     samples=samples)
+            if not running:
                 break
-            # a failed run is not run again in this command, but eagerly
-            # if it failed compiled
-            if started.count(task) > (task in again):
-                continue
-            if estimate(task) > run.left() - 15:
-                continue
-            kind, method, value = task
-            cmd = common + ['--methods', method] + (
-                ['--lr-search', value] if kind == 'lr' else
-                ['--searched-lr', '--seeds', str(value)]) + task_options(task)
-            whole[task] = done(task) == 0  # a measure of a whole run
-            was_compiled[task] = compiled_run(task)
-            running[task] = (launch(cmd, log, dict(OMP_NUM_THREADS='2')),
-                             time.time())
-            started.append(task)
-        for key in running:
-            side_by_side[key] = max(side_by_side.get(key, 0), len(running))
-        if time.time() >= next_sample:  # to size --jobs on this machine
-            samples.append(dict(
-                s=round(time.time() - run.start), running=len(running),
-                gpu_busy=gpu_busy(), load=round(os.getloadavg()[0], 1)))
-            next_sample = time.time() + 10
-        run.part('evidence', running=[list(k) for k in running],
-                 finished=finished, left=len(todo()) + len(running),
-                 samples=samples)
-        if not running:
-            break
-        if run.left() < 5:
-            for proc, _ in running.values():
-                stop(proc)
-            run.part('evidence', stopped=[list(k) for k in running])
-            break
-        time.sleep(2 if not args.tiny else 0.5)
+            if run.left() < 5:  # the runs end below
+                run.part('evidence', stopped=[list(k) for k in running])
+                break
+            time.sleep(2 if not args.tiny else 0.5)
+    finally:  # at the deadline, or on an error here
+        for proc, _ in running.values():
+            stop(proc)
     search, seeds = load(search_json), load(seeds_json)
     if finished:  # the pages name this machine: only when it ran something
         render_evidence(run, folder, name, search, seeds)
