@@ -1,4 +1,5 @@
 """tools.benchmark.accuracy: the table with an earlier run beside it."""
+import multiprocessing
 import os.path as osp
 import sys
 
@@ -98,6 +99,24 @@ def test_record_keeps_the_runs_another_invocation_wrote(tmp_path):
     with open(path) as f:
         assert json.load(f) == merged
     assert not osp.exists(path + '.tmp')
+
+
+def record_runs(path, method):
+    for seed in range(30):
+        accuracy.record(path, method, str(seed), dict(mAP=float(seed)))
+
+
+def test_records_of_invocations_side_by_side_are_all_kept(tmp_path):
+    """Four processes recording into one json at once (GPU runs side by
+    side finishing together): no run lost, the file whole."""
+    import json
+    path = str(tmp_path / 'results.json')
+    with multiprocessing.get_context('fork').Pool(4) as pool:
+        pool.starmap(record_runs, [(path, f'm{i}') for i in range(4)])
+    with open(path) as f:
+        found = json.load(f)
+    assert found == {f'm{i}': {str(s): dict(mAP=float(s)) for s in range(30)}
+                     for i in range(4)}
 
 
 def test_search_table_holds_every_invocations_methods_and_rates(tmp_path):

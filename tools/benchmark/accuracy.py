@@ -23,6 +23,7 @@ Example:
         --cfg-options val_dataloader.dataset.val_labels=observed
 """
 import argparse
+import fcntl
 import glob
 import json
 import os
@@ -193,18 +194,24 @@ QUICK_METHOD_OPTIONS = {
 
 
 def record(json_path, method, key, entry):
-    """Add one run to a results json and return the whole file: read just
-    before writing, so that runs of other invocations on the same file
-    (e.g. methods run in parallel) are kept; written to a temporary file
-    and renamed, so an interrupted write leaves the previous file."""
-    results = {}
-    if osp.isfile(json_path):
-        with open(json_path) as f:
-            results = json.load(f)
-    results.setdefault(method, {})[key] = entry
-    with open(json_path + '.tmp', 'w') as f:
-        json.dump(results, f, indent=1)
-    os.replace(json_path + '.tmp', json_path)
+    """Add one run to a results json and return the whole file: under an
+    exclusive lock on its folder, read just before writing, so that the runs
+    of other invocations on the same file (e.g. methods run side by side)
+    are kept; written to a temporary file and renamed, so an interrupted
+    write leaves the previous file."""
+    folder = os.open(osp.dirname(osp.abspath(json_path)), os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        results = {}
+        if osp.isfile(json_path):
+            with open(json_path) as f:
+                results = json.load(f)
+        results.setdefault(method, {})[key] = entry
+        with open(json_path + '.tmp', 'w') as f:
+            json.dump(results, f, indent=1)
+        os.replace(json_path + '.tmp', json_path)
+    finally:
+        os.close(folder)  # and the lock with it
     return results
 
 
