@@ -77,8 +77,8 @@ class SPMLDivergenceGuardHook(Hook):
                     ' and the param_scheduler.')
         if (not self.check_grad_norm or isinstance(wrapper, AmpOptimWrapper)
                 or not isinstance(wrapper, OptimWrapper)
-                or wrapper.clip_grad_kwargs
-                and wrapper.clip_func is not torch.nn.utils.clip_grad_norm_):
+                or (wrapper.clip_grad_kwargs and
+                    wrapper.clip_func is not torch.nn.utils.clip_grad_norm_)):
             return
         clip = wrapper.clip_func if wrapper.clip_grad_kwargs else None
 
