@@ -439,8 +439,8 @@ def test_an_error_in_the_queue_ends_the_runs_it_started(tmp_path,
 
 def test_the_pack_is_whole_while_runs_write_into_the_output(tmp_path):
     """Packing the output while the runs write into it (a json renamed
-    over from its .tmp, a page rewritten shorter or longer) neither fails
-    nor packs a half-written file: each pack is one moment's files."""
+    over from its .tmp, a page rewritten shorter or longer) does not fail,
+    leaves the .tmp files out and packs each json whole."""
     stage, back = tmp_path / 'stage', tmp_path / 'back'
     (stage / 'evidence').mkdir(parents=True)
     back.mkdir()

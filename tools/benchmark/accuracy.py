@@ -273,6 +273,12 @@ def train_and_test(config, work_dir, seed, options):
     return test_best(config, work_dir, opts), seconds
 
 
+def compile_options(entry):
+    """The ``compile`` options a recorded run trained with (none: it
+    trained eagerly)."""
+    return [o for o in entry.get('options', []) if o.startswith('compile')]
+
+
 def searched_run(found, method, seed, cfg_options, select_metric):
     """The rate search's run of ``method`` at its chosen rate if it is the
     run this seed would train (the same seed, ``--cfg-options`` and
@@ -338,11 +344,9 @@ def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
         lines += ['', 'Learning rates, each method\'s best validation mAP '
                   f'of `{output}_lr_search.md`: ' + '; '.join(chosen) + '.']
     compiled = [r for results in (runs or {}).values()
-                for r in results.values()
-                if any(o.startswith('compile') for o in r.get('options', []))]
+                for r in results.values() if compile_options(r)]
     if compiled:
-        modes = sorted({o for r in compiled for o in r['options']
-                        if o.startswith('compile')})
+        modes = sorted({o for r in compiled for o in compile_options(r)})
         lines += ['', f'{len(compiled)} of '
                   f'{sum(len(v) for v in runs.values())} runs trained with '
                   'the train step compiled (' +

@@ -177,9 +177,11 @@ def environment(device: str) -> dict:
 def pack(stage: str, back: str) -> None:
     """``stage`` as ``back/gpu_run.tar.gz``, replaced whole (a command
     killed while packing still returns the previous pack). The runs write
-    into ``stage`` meanwhile: each file is read whole before it is added, a
-    file gone since the listing is left out, and so are the ``.tmp`` files
-    that are renamed over the jsons."""
+    into ``stage`` meanwhile: each file is read once and added as read (a
+    json renamed into place is whole; a page rewritten in place may be
+    caught partway, and is whole in the next pack), a file gone since the
+    listing is left out, and so are the ``.tmp`` files renamed over the
+    jsons."""
     path = osp.join(back, PACK)
     with tarfile.open(path + '.part', 'w:gz') as tar:
         for folder, subfolders, files in os.walk(stage):
@@ -587,7 +589,7 @@ def load(path: str) -> dict:
 
 
 def part_evidence(run: Run, procs: dict) -> None:
-    from tools.benchmark.accuracy import searched_run
+    from tools.benchmark.accuracy import compile_options, searched_run
     args = run.args
     folder = osp.join(args.out, 'evidence')
     os.makedirs(folder, exist_ok=True)
@@ -639,22 +641,20 @@ def part_evidence(run: Run, procs: dict) -> None:
     # an eager run's seconds: the jsons' training times and a test pass
     eager_s = sorted(trained)[len(trained) // 2] + 30 if trained \
         else args.run_estimate
-    mode, compile_options, share = evidence_mode(run, eager_s)
-    if compile_options:  # a method trains in one mode: one with runs
-        # recorded eagerly stays so
-        eager.update(
-            m for path in (search_json, seeds_json)
-            for m, runs in load(path).items() if any(
-                not any(o.startswith('compile') for o in r.get('options', []))
-                for r in runs.values()))
+    mode, mode_options, share = evidence_mode(run, eager_s)
+    if mode_options:  # a method trains in one mode: one with runs recorded
+        # eagerly stays so
+        eager.update(m for path in (search_json, seeds_json)
+                     for m, runs in load(path).items()
+                     if not all(compile_options(r) for r in runs.values()))
     run.part('evidence', mode=mode, projected_share=share,
              eager_methods=sorted(eager))
 
     def compiled_run(task) -> bool:
-        return bool(compile_options) and task[1] not in eager
+        return bool(mode_options) and task[1] not in eager
 
     def task_options(task) -> List[str]:
-        return options + (compile_options if compiled_run(task) else [])
+        return options + (mode_options if compiled_run(task) else [])
 
     def done(task) -> float:
         """The share of a run's training already done: 1 for a seed the
@@ -671,7 +671,7 @@ def part_evidence(run: Run, procs: dict) -> None:
         """Seconds a run takes, launch to exit: this command's whole runs,
         else an eager run's (in the compiled mode, its projected share);
         for the share of it not yet done."""
-        if walls and compiled_run(task) == bool(compile_options):
+        if walls and compiled_run(task) == bool(mode_options):
             base = sorted(walls)[len(walls) // 2]
         else:
             base = eager_s * (share if compiled_run(task) else 1.)
@@ -688,7 +688,7 @@ def part_evidence(run: Run, procs: dict) -> None:
                                          side_by_side=side_by_side.pop(key),
                                          compiled=was_compiled[key]))
                     if proc.returncode == 0 and whole.pop(key) and \
-                            was_compiled[key] == bool(compile_options):
+                            was_compiled[key] == bool(mode_options):
                         walls.append(seconds / cost.get(key[1], 1.))
                     elif proc.returncode and was_compiled[key]:
                         eager.add(key[1])
