@@ -32,6 +32,7 @@ import spml_mm  # noqa: F401
 from spml_mm.engine.runner.gpu_fast_runner import AMP
 from tests.conftest import PYTHON, REPO, run_tool
 from tests.models.test_no_host_sync import CONFIGS, batch
+from tests.models.test_no_host_sync import build as tiny_model
 from tests.tools.test_train_test import CONFIG, free_port, tiny_options
 
 # the repository before what the machine has on its path (a GPU machine
@@ -171,15 +172,9 @@ def guarded_model(device, **wrapper_options):
     from mmengine.optim import OptimWrapper
 
     from spml_mm.engine.hooks import SPMLDivergenceGuardHook
-    from tools.benchmark.speed_gpu import TINY_BACKBONE
     cfg = Config.fromfile(osp.join(REPO, 'configs', 'an', 'resnet50_coco.py'))
-    init_default_scope('mmpretrain')
-    model = MODELS.build(dict(
-        type='ImageClassifier', backbone=TINY_BACKBONE,
-        neck=dict(type='GlobalAveragePooling'),
-        head=dict(cfg.model.head, in_channels=64),
-        data_preprocessor=dict(type='SPMLDataPreprocessor',
-                               mean=[128.] * 3, std=[64.] * 3))).to(device)
+    model, _ = tiny_model(cfg, cfg.model.head, dict(
+        type='SPMLDataPreprocessor', mean=[128.] * 3, std=[64.] * 3), device)
     wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.01),
                            **wrapper_options)
     guard = SPMLDivergenceGuardHook()

@@ -13,38 +13,23 @@ import os.path as osp
 import pytest
 import torch
 from mmengine.config import Config
-from mmengine.optim import build_optim_wrapper
-from mmengine.registry import init_default_scope
-from mmpretrain.registry import MODELS
 
 import spml_mm  # noqa: F401
 from tests.conftest import REPO
 from tests.models.test_no_host_sync import CONFIGS, batch
-from tools.benchmark.speed_gpu import TINY_BACKBONE
-from tools.benchmark.spml_setups import start_schedules
+from tests.models.test_no_host_sync import build as tiny_model
 
 
 def build(name):
     cfg = Config.fromfile(
         osp.join(REPO, 'configs', CONFIGS[name], 'resnet50_coco.py'))
-    init_default_scope('mmpretrain')
     preprocessor = dict(cfg.data_preprocessor)
     if preprocessor.get('type', 'ClsDataPreprocessor') == \
             'ClsDataPreprocessor':
         preprocessor['type'] = 'SPMLDataPreprocessor'
-    torch.manual_seed(0)
-    model = MODELS.build(
-        dict(type='ImageClassifier', backbone=TINY_BACKBONE,
-             neck=dict(type='GlobalAveragePooling'),
-             head=dict(cfg.model.head, in_channels=64),
-             data_preprocessor=preprocessor))
-    bank = getattr(model.head, 'label_bank', None)
-    if bank is not None:
-        bank.allocate(64)
-    start_schedules(model, cfg, epoch=2)  # every schedule's branch runs
+    model, wrapper = tiny_model(cfg, cfg.model.head, preprocessor, 'cpu')
     views = 3 if preprocessor['type'] == 'MultiViewDataPreprocessor' else 1
-    return (model.train(), build_optim_wrapper(model, copy.deepcopy(
-        cfg.optim_wrapper)), cfg.model.head.num_classes, views)
+    return model, wrapper, cfg.model.head.num_classes, views
 
 
 @pytest.mark.slow

@@ -38,7 +38,10 @@ CONFIGS = {
 }
 
 
-def build(cfg, head, data_preprocessor):
+def build(cfg, head, data_preprocessor, device='meta'):
+    """A tiny ResNet with ``head`` and ``data_preprocessor`` on ``device``
+    (meta: the synchronisation count's stand-in for a GPU), in an epoch
+    where every schedule runs, and its ``cfg.optim_wrapper``."""
     init_default_scope('mmpretrain')
     model = MODELS.build(
         dict(type='ImageClassifier', backbone=TINY_BACKBONE,
@@ -50,7 +53,7 @@ def build(cfg, head, data_preprocessor):
         bank.allocate(NUM_SAMPLES)
     # an epoch where every schedule runs (LL: k > 0; LL-Cp corrects)
     start_schedules(model, cfg, epoch=2)
-    model = model.to('meta').train()
+    model = model.to(device).train()
     return model, build_optim_wrapper(model, copy.deepcopy(cfg.optim_wrapper))
 
 
