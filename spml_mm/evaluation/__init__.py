@@ -1,10 +1,17 @@
+from .calibration import (CalibrationError, conformal_thresholds,
+                          f1_optimal_thresholds, global_conformal_threshold,
+                          prior_thresholds)
+from .label_set_metric import SPMLLabelSetMetric
 from .metrics import (SPMLAveragePrecision,
                       annotated_average_precision_per_class,
                       average_precision_per_class, mean_average_precision,
                       selection_score)
 
 __all__ = [
-    'SPMLAveragePrecision', 'annotated_average_precision_per_class',
+    'CalibrationError', 'SPMLAveragePrecision', 'SPMLLabelSetMetric',
+    'conformal_thresholds', 'f1_optimal_thresholds',
+    'global_conformal_threshold', 'prior_thresholds',
+    'annotated_average_precision_per_class',
     'average_precision_per_class', 'mean_average_precision',
     'selection_score'
 ]

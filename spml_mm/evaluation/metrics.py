@@ -127,7 +127,8 @@ class SPMLAveragePrecision(BaseMetric):
     Defined in docs/methods/protocol.md, "The protocol" and "Evaluation
     without full labels".
 
-    Reads ``pred_score``, the positives ``gt_label`` and, on a sample whose
+    Reads ``pred_score`` (``raw_score`` where the head keeps one), the
+    positives ``gt_label`` and, on a sample whose
     labels are partly unknown, its known negatives ``gt_label_neg`` (every
     class in neither list unknown; a sample without ``gt_label_neg`` is
     fully labelled, every class not in ``gt_label`` a negative). Reports,
@@ -205,7 +206,10 @@ class SPMLAveragePrecision(BaseMetric):
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         for sample in data_samples:
-            score = sample['pred_score'].float().cpu().numpy()
+            # the head's raw scores where it calibrates them: the same
+            # ranking, without the calibration's float32 saturation
+            score = sample.get('raw_score', sample['pred_score'])
+            score = score.float().cpu().numpy()
             self.results.append((score,
                                  self.known_labels(sample, len(score))))
 

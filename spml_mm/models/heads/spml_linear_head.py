@@ -1,4 +1,4 @@
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 import torch
 from mmpretrain.models.heads import MultiLabelLinearClsHead
@@ -34,6 +34,14 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             ``dict(type='ANLoss')``.
         thr (float, optional): Score threshold of ``pred_label``.
         topk (int, optional): Top-k of ``pred_label`` when ``thr`` is None.
+        thresholds (Sequence[float], optional): A threshold t_k in [0, 1]
+            per class (from ``tools/calibrate.py``). The head then predicts
+            ``pred_score = sigmoid(z_k - logit(t_k))``, which is 0.5 where the
+            raw score ``sigmoid(z_k)`` is t_k, so that ``thr=0.5`` (its
+            default here) applies each class's threshold and every class's
+            ranking (its AP) is unchanged; the raw scores are kept as
+            ``raw_score``. Thresholds are clamped to [1e-7, 1 - 1e-7].
+            Defaults to None.
         consistency (dict, optional): A term on the logits of all views of
             multi-view training batches, e.g. ``dict(type='ViewConsistency',
             alpha=0.7)``, logged as ``loss_consistency``. The SPML loss
@@ -61,6 +69,7 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
                  loss: dict = dict(type='ANLoss'),
                  thr: Optional[float] = None,
                  topk: Optional[int] = None,
+                 thresholds: Optional[Sequence[float]] = None,
                  consistency: Optional[dict] = None,
                  label_bank: Optional[dict] = None,
                  init_cfg: Optional[dict] = None):
@@ -72,6 +81,9 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             topk=topk,
             init_cfg=init_cfg)
         self.consistency = MODELS.build(consistency) if consistency else None
+        self.register_buffer('logit_offset', None, persistent=False)
+        if thresholds is not None:
+            self._set_thresholds(thresholds)
         self.label_bank = None
         if label_bank is not None:
             if label_bank.get('num_classes', num_classes) != num_classes:
@@ -83,6 +95,33 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             self.label_bank = MODELS.build(
                 label_bank, default_args=dict(num_classes=num_classes))
             self.label_bank.check_loss(self.loss_module)
+
+    def _set_thresholds(self, thresholds: Sequence[float]) -> None:
+        t = torch.as_tensor(thresholds, dtype=torch.float64)
+        if t.shape != (self.num_classes, ) or not (
+                (t >= 0) & (t <= 1)).all():
+            raise ValueError(
+                f'model.head.thresholds must be {self.num_classes} numbers '
+                f'in [0, 1] (one per class), got {list(thresholds)}')
+        if self.thr is None:
+            raise ValueError(
+                f'model.head.thresholds and model.head.topk={self.topk} '
+                'both choose the predicted labels: set one of them')
+        # not in the state dict: a checkpoint fits with or without them
+        self.register_buffer(
+            'logit_offset',
+            torch.logit(t.clamp(1e-7, 1 - 1e-7)).float(),
+            persistent=False)
+
+    def _get_predictions(self, cls_score: torch.Tensor,
+                         data_samples: Optional[List[DataSample]]):
+        if self.logit_offset is None:
+            return super()._get_predictions(cls_score, data_samples)
+        data_samples = super()._get_predictions(
+            cls_score - self.logit_offset, data_samples)
+        for sample, raw in zip(data_samples, torch.sigmoid(cls_score)):
+            sample.set_field(raw, 'raw_score', dtype=torch.Tensor)
+        return data_samples
 
     def observed_target(self,
                         data_samples: List[DataSample]) -> torch.Tensor:

@@ -195,3 +195,45 @@ def test_a_bank_of_other_classes_is_refused_when_built(bank):
         MODELS.build(dict(type='SPMLLinearClsHead', num_classes=10,
                           in_channels=3, loss=loss,
                           label_bank=dict(type=bank, num_classes=7)))
+
+
+def test_calibrated_thresholds_decide_per_class():
+    thresholds = [0.2, 0.5, 0.9, 0.0]
+    head = MODELS.build(
+        dict(type='SPMLLinearClsHead', num_classes=4, in_channels=3,
+             thresholds=thresholds))
+    plain = MODELS.build(
+        dict(type='SPMLLinearClsHead', num_classes=4, in_channels=3))
+    plain.load_state_dict(head.state_dict())  # no extra state: fits
+    feats = (torch.randn(64, 3), )
+    raw = torch.sigmoid(head(feats))
+    preds = head.predict(feats)
+    for sample, r in zip(preds, raw):
+        torch.testing.assert_close(sample.raw_score, r)
+        expected = torch.nonzero(r >= torch.tensor(thresholds)).view(-1)
+        torch.testing.assert_close(sample.pred_label, expected)
+    calibrated = torch.stack([s.pred_score for s in preds])
+    # each class's ranking is kept (up to float32 saturation, hence the
+    # metrics rank by raw_score)
+    for k in range(4):
+        ranked = calibrated[torch.argsort(raw[:, k]), k]
+        assert (ranked[1:] >= ranked[:-1]).all()
+    assert len(preds[0].pred_label) >= 1  # t = 0: class 3 always
+    # 0.5 on the calibrated score is the class's threshold
+    torch.testing.assert_close(
+        calibrated[:, 1], raw[:, 1])
+    for sample, r in zip(plain.predict(feats), raw):
+        torch.testing.assert_close(sample.pred_label,
+                                   torch.nonzero(r >= 0.5).view(-1))
+
+
+@pytest.mark.parametrize('options, message', [
+    (dict(thresholds=[0.5, 0.5]), 'must be 4 numbers in'),
+    (dict(thresholds=[0.5, 0.5, 1.5, 0.5]), r'in \[0, 1\]'),
+    (dict(thresholds=[0.5, float('nan'), 0.5, 0.5]), r'in \[0, 1\]'),
+    (dict(thresholds=[0.5] * 4, topk=2), 'both choose the predicted labels'),
+])
+def test_bad_thresholds_are_refused(options, message):
+    with pytest.raises(ValueError, match=message):
+        MODELS.build(dict(type='SPMLLinearClsHead', num_classes=4,
+                          in_channels=3, **options))

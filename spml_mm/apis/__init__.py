@@ -1,0 +1,16 @@
+"""Using a trained SPML model: label sets from images, thresholds chosen
+without full labels, export."""
+from .export import LabelSetModel, export_onnx
+from .inferencer import SPMLInferencer
+from .model import build_model, checkpoint_classes, load_model
+from .scoring import score_split, split_loader
+from .thresholds import (METHODS, apply_thresholds, calibrate,
+                         default_thresholds_path, load_thresholds,
+                         save_thresholds)
+
+__all__ = [
+    'LabelSetModel', 'METHODS', 'SPMLInferencer', 'apply_thresholds',
+    'build_model', 'calibrate', 'checkpoint_classes',
+    'default_thresholds_path', 'export_onnx', 'load_model',
+    'load_thresholds', 'save_thresholds', 'score_split', 'split_loader'
+]
