@@ -18,6 +18,7 @@ import os
 import os.path as osp
 import sys
 
+from mmengine.config import Config
 from mmengine.utils import scandir
 
 from spml_mm.apis import SPMLInferencer
@@ -56,7 +57,8 @@ def parse_args(argv=None):
 
 def expand_inputs(inputs):
     """The image paths of files, folders and list files, in order; a
-    missing path and a folder without images are refused."""
+    missing path not named as an image, and a folder or list without
+    images, are refused."""
     paths = []
     for item in inputs:
         if osp.isdir(item):
@@ -75,7 +77,8 @@ def expand_inputs(inputs):
             base = osp.dirname(item)
             paths += [p if osp.isabs(p) or osp.exists(p) else osp.join(
                 base, p) for p in listed]
-        elif osp.exists(item):
+        elif osp.exists(item) or item.lower().endswith(IMAGE_SUFFIXES):
+            # a missing image is reported with the predictions
             paths.append(item)
         else:
             raise ValueError(f'{item}: no such file or folder')
@@ -117,7 +120,6 @@ def main(argv=None):
         paths = expand_inputs(args.inputs)
     except ValueError as err:
         sys.exit(str(err))
-    from mmengine.config import Config
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
@@ -131,6 +133,7 @@ def main(argv=None):
                           f'the head\'s (thr={infer.model.head.thr}, '
                           f'topk={infer.model.head.topk})'))
     results = infer(paths, batch_size=args.batch_size)
+    print()
     for image, r in zip(paths, results):
         if 'error' in r:
             print(f'{image}: cannot be read: {r["error"]}')

@@ -42,13 +42,15 @@ def score_split(model: torch.nn.Module, cfg: Config, split: str,
     scores, known, index = [], [], []
     progress = ProgressBar(len(loader.dataset))
     for data in loader:
-        for sample in model.test_step(data):
+        samples = model.test_step(data)
+        for sample in samples:
             score = sample.get('raw_score', sample.pred_score)
             scores.append(score.float().cpu().numpy())
             known.append(
-                SPMLAveragePrecision.known_labels(sample, len(score)))
+                SPMLAveragePrecision.known_labels(sample.to_dict(),
+                                                  len(score)))
             index.append(sample.sample_idx)
-            progress.update()
+        progress.update(len(samples))
     order = np.argsort(index)
     return dict(scores=np.stack(scores)[order],
                 known=np.stack(known)[order],
