@@ -1,8 +1,8 @@
 from .atomic_backend import AtomicLocalBackend, write_atomically
 from .cfg_options import ConfigOptionsAction
 from .checkpoint import (DamagedCheckpointError, UnsafeCheckpointError,
-                         find_last_checkpoint, load_checkpoint_safely,
-                         newest_intact_checkpoint)
+                         find_best_checkpoint, find_last_checkpoint,
+                         load_checkpoint_safely, newest_intact_checkpoint)
 from .checkpoint_fit import (CheckpointMismatchError, check_checkpoint_fits,
                              checkpoint_differences, model_signature)
 from .device import to_device
@@ -21,7 +21,7 @@ __all__ = [
     'check_pretrained_weights', 'check_runner_setup', 'check_train_schedule',
     'checkpoint_differences', 'claim_work_dir', 'destroy_distributed',
     'drop_disabled_hooks', 'explain_distributed_timeout',
-    'find_last_checkpoint', 'load_checkpoint_safely', 'model_signature',
-    'newest_intact_checkpoint', 'parse_launch_args', 'run_runner',
-    'setup_cpu_distributed', 'to_device', 'write_atomically'
+    'find_best_checkpoint', 'find_last_checkpoint', 'load_checkpoint_safely',
+    'model_signature', 'newest_intact_checkpoint', 'parse_launch_args',
+    'run_runner', 'setup_cpu_distributed', 'to_device', 'write_atomically'
 ]

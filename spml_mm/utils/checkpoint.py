@@ -67,7 +67,9 @@ def _damaged(filename: str, err: BaseException) -> DamagedCheckpointError:
         f'{intact}`.')
 
 
-def load_checkpoint_safely(filename: str, map_location=None) -> dict:
+def load_checkpoint_safely(filename: str,
+                           map_location=None,
+                           mmap: bool = False) -> dict:
     """``torch.load`` with ``weights_only=True`` and a clear refusal.
 
     Only tensors, builtin containers and the types PyTorch allowlists (plus
@@ -83,6 +85,8 @@ def load_checkpoint_safely(filename: str, map_location=None) -> dict:
     Args:
         filename (str): Local checkpoint path.
         map_location: As in :func:`torch.load`.
+        mmap (bool): Map the tensors from the file rather than read them, to
+            read the rest of a large checkpoint. Defaults to False.
 
     Returns:
         dict: The checkpoint.
@@ -94,7 +98,8 @@ def load_checkpoint_safely(filename: str, map_location=None) -> dict:
         raise FileNotFoundError(f'checkpoint {filename} does not exist')
     try:
         return torch.load(
-            filename, map_location=map_location, weights_only=True)
+            filename, map_location=map_location, weights_only=True,
+            mmap=mmap)
     except pickle.UnpicklingError as err:
         found = re.search(r'GLOBAL (\S+)', str(err))
         if found is None:
@@ -158,3 +163,51 @@ def find_last_checkpoint(work_dir: str) -> Optional[str]:
             f'{record} names {name!r}, but {path} does not exist; pass the '
             'checkpoint to resume from with --resume PATH.')
     return path
+
+
+def find_best_checkpoint(work_dir: str) -> str:
+    """The best checkpoint of a run, as its checkpoint hook recorded it.
+
+    MMEngine's ``CheckpointHook(save_best=...)`` keeps the best checkpoint's
+    path in the message hub (``best_ckpt``), which the last checkpoint
+    carries. The work dir may hold other ``best_*.pth`` files (another
+    run's, or one that a kill left before its removal): their names or
+    listing order do not tell which is best. A run moved with its files is
+    found in its new place.
+
+    Args:
+        work_dir (str): The run's work dir (its ``last_checkpoint``).
+
+    Returns:
+        str: The path of the best checkpoint.
+
+    Raises:
+        FileNotFoundError: The run has no last checkpoint, records no best
+            checkpoint (or one per metric of several), or the recorded file
+            is gone.
+    """
+    last = find_last_checkpoint(work_dir)
+    if last is None:
+        raise FileNotFoundError(
+            f'{work_dir} has no last_checkpoint: no run of tools/train.py '
+            'saved a checkpoint there.')
+    info = (load_checkpoint_safely(last, map_location='cpu', mmap=True).get(
+        'message_hub') or {}).get('runtime_info') or {}
+    recorded = [
+        path for key, path in info.items()
+        if (key == 'best_ckpt' or key.startswith('best_ckpt_')) and path
+    ]
+    if len(recorded) != 1:
+        raise FileNotFoundError(
+            f'{last} records {len(recorded)} best checkpoints'
+            f'{": " + ", ".join(recorded) if recorded else ""} (one is '
+            'recorded when default_hooks.checkpoint.save_best names one '
+            'metric, after the first validation).')
+    path = recorded[0]
+    if osp.isfile(path):
+        return path
+    moved = osp.join(osp.dirname(last), osp.basename(path))
+    if osp.isfile(moved):
+        return moved
+    raise FileNotFoundError(
+        f'{last} records the best checkpoint {path}, which does not exist.')

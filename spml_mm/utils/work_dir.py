@@ -66,6 +66,11 @@ def _take_lock(path: str) -> dict:
             try:
                 with open(path) as f:
                     held = json.load(f)
+                if not (isinstance(held, dict)
+                        and {'pid', 'host'} <= set(held)):
+                    raise ValueError(
+                        f'{json.dumps(held)[:40]} is not the record of a run'
+                        ', a JSON object with its pid and host')
             except (OSError, ValueError) as err:
                 raise WorkDirInUseError(
                     f'{osp.dirname(path)} holds the lock file {path}, which '
@@ -74,12 +79,10 @@ def _take_lock(path: str) -> dict:
                     'may be starting there, or the file is damaged. Pass '
                     'another --work-dir, or, if no run uses this one, delete '
                     f'{path}.') from None
-            if not isinstance(held, dict):
-                held = {}
-            if held.get('host') != owner['host']:
+            if held['host'] != owner['host']:
                 raise WorkDirInUseError(
                     f'{osp.dirname(path)} is in use by a run on host '
-                    f'{held.get("host", "?")} (pid {held.get("pid", "?")}, '
+                    f'{held["host"]} (pid {held["pid"]}, '
                     f'started {held.get("started", "?")}: '
                     f'{held.get("command", "?")}); pass another --work-dir. '
                     'If that run is no longer running, delete '
@@ -92,7 +95,7 @@ def _take_lock(path: str) -> dict:
                     'pass another --work-dir.') from None
             # printed: the run's logger does not exist yet
             print(f'Recovering the stale lock {path} of process '
-                  f'{held.get("pid", "?")} (started '
+                  f'{held["pid"]} (started '
                   f'{held.get("started", "?")}), which is no longer '
                   'running.', flush=True)
             os.remove(path)

@@ -74,6 +74,7 @@ def make_runner(work_dir: str,
                 resume=False,
                 load_from=None,
                 train_cfg: dict = None,
+                optim_wrapper: dict = None,
                 name: str = 'toy') -> Runner:
     """A runner with the checkpoint setup of ``default_runtime.py``."""
     checkpoint = checkpoint or dict(
@@ -91,7 +92,8 @@ def make_runner(work_dir: str,
         val_evaluator=[ToyScore()],
         train_cfg=train_cfg or dict(by_epoch=True, max_epochs=max_epochs),
         val_cfg=dict(),
-        optim_wrapper=dict(optimizer=dict(type='Adam', lr=0.05)),
+        optim_wrapper=optim_wrapper or dict(
+            optimizer=dict(type='Adam', lr=0.05)),
         param_scheduler=dict(type='MultiStepLR', milestones=[1]),
         default_hooks=dict(checkpoint=checkpoint, logger=None),
         custom_hooks=[dict(type='SafeCheckpointHook')],

@@ -64,10 +64,12 @@ def test_a_lock_of_another_host_is_not_guessed_at(tmp_path):
             pass
 
 
-@pytest.mark.parametrize('content', ['', '{"pid": 1, "ho', 'unreadable'])
+@pytest.mark.parametrize('content', [
+    '', '{"pid": 1, "ho', 'unreadable', '[1, 2]', 'null', '{"started": 1}'])
 def test_an_unreadable_lock_is_not_called_a_run_on_host_unknown(
         tmp_path, content):
-    """A lock file that cannot be read was reported as a run "on host ?"."""
+    """A lock file that cannot be read, or valid JSON that is not a run's
+    record, was reported as a run "on host ?"."""
     lock = tmp_path / LOCK_NAME
     lock.write_text('{}' if content == 'unreadable' else content)
     if content == 'unreadable':

@@ -1,11 +1,13 @@
+import ast
+import copy
 import glob
 import os
 import os.path as osp
+import pickle
 from typing import Dict, Optional
 
 import torch
-from mmengine.dist import broadcast_object_list, get_world_size, \
-    is_main_process
+from mmengine.dist import is_main_process
 from mmengine.hooks import CheckpointHook
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper
@@ -23,12 +25,17 @@ from spml_mm.utils.checkpoint_fit import (SIGNATURE_KEY,
                                           checkpoint_differences,
                                           model_signature)
 
-#: Names, in the checkpoints' folder, the last checkpoint whose epoch was
-#: validated (and its best checkpoint saved).
-VALIDATED_RECORD = 'last_validated'
 #: ``meta`` key of the checkpoints written after their epoch's validation
 #: (the best one, and the epoch's one saved again with it).
 VALIDATED_KEY = 'spml_validated'
+#: Message hub key: the names of the best checkpoints that a new best
+#: replaces, until they are removed.
+REPLACED_BEST_KEY = 'spml_replaced_best'
+#: Keys that the plugin's datasets added to their metainfo after checkpoints
+#: were written without them (``split``, named by the mAP metric's messages).
+ADDED_META_KEYS = {'split'}
+#: MMEngine's optimizer wrapper constructor, used when a config names none.
+DEFAULT_CONSTRUCTOR = 'DefaultOptimWrapperConstructor'
 
 
 def _to_cpu(state):
@@ -43,6 +50,25 @@ def _model(runner):
 def _inside(path: str, folder: str) -> bool:
     path, folder = osp.realpath(path), osp.realpath(folder)
     return osp.commonpath([path, folder]) == folder
+
+
+def recorded_constructor(checkpoint: dict) -> Optional[str]:
+    """The optimizer wrapper constructor of the config that a checkpoint
+    records (``meta['cfg']``, parsed, not run), or None without one."""
+    try:
+        tree = ast.parse((checkpoint.get('meta') or {}).get('cfg') or '')
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and any(getattr(t, 'id', None) == 'optim_wrapper'
+                        for t in node.targets)):
+            for keyword in node.value.keywords:
+                if (keyword.arg == 'constructor'
+                        and isinstance(keyword.value, ast.Constant)):
+                    return keyword.value.value
+            return DEFAULT_CONSTRUCTOR
+    return None
 
 
 @HOOKS.register_module()
@@ -76,13 +102,19 @@ class SPMLCheckpointHook(CheckpointHook):
       when resuming, the optimizer state of the parameters whose shape
       differs (another number of classes) starts afresh.
       Loading ``load_from`` weights to fine-tune is not checked.
-    - The end of an epoch is resumable: after its validation and best
-      checkpoint, ``last_validated`` names the epoch's checkpoint. A run
-      resumed from a checkpoint whose epoch was due a validation that never
-      finished (a kill during it or during the best checkpoint's save)
-      validates that epoch first, also when it was the last one (a
-      checkpoint saved with the best one, ``meta['spml_validated']``, is
-      known to be validated).
+    - The end of an epoch is resumable. An epoch's checkpoint is written
+      before its validation and written again after it only with a new best
+      (``meta['spml_validated']``), so what a validation without a new best
+      changed (early stopping's count, ``SPMLEarlyStoppingHook``) is in no
+      checkpoint, nor is anything of a validation cut short by a kill. A run
+      resumed from a checkpoint written before its epoch's due validation
+      validates that epoch first, also when it was the last one, and goes
+      on as the uninterrupted run did.
+    - A kill after a new best checkpoint was recorded but before the
+      previous best was removed left two best checkpoints; the resumed run
+      removes the one its checkpoint records as replaced.
+      :func:`spml_mm.utils.find_best_checkpoint` names a run's best
+      checkpoint as recorded, whatever else the folder holds.
     - The best checkpoint carries the optimizer and parameter-scheduler
       state, so ``--resume`` from it continues exactly. Resuming from a
       checkpoint without that state stops with a message naming what it
@@ -144,6 +176,7 @@ class SPMLCheckpointHook(CheckpointHook):
             return
         self._resumed_validated = bool(
             (checkpoint.get('meta') or {}).get(VALIDATED_KEY))
+        self._complete_dataset_meta(runner, checkpoint)
         needed = ['optimizer']
         if runner.param_schedulers:
             needed.append('param_schedulers')
@@ -169,12 +202,31 @@ class SPMLCheckpointHook(CheckpointHook):
         if not runner.cfg.get('load_strict', True):
             self._fit_optimizer_state(runner, checkpoint)
 
+    @staticmethod
+    def _complete_dataset_meta(runner, checkpoint: dict) -> None:
+        """Add the metainfo keys the plugin's datasets gained since the
+        checkpoint was written (:data:`ADDED_META_KEYS`) when the rest is
+        the training set's: MMEngine would warn of another dataset."""
+        meta = checkpoint.get('meta') or {}
+        saved = meta.get('dataset_meta')
+        current = getattr(runner.train_dataloader.dataset, 'metainfo', None)
+        if not (isinstance(saved, dict) and isinstance(current, dict)):
+            return
+        added = set(current) - set(saved)
+        if (added and added <= ADDED_META_KEYS
+                and set(saved) <= set(current) and all(
+                    pickle.dumps(v) == pickle.dumps(current[k])
+                    for k, v in saved.items())):
+            meta['dataset_meta'] = copy.deepcopy(current)
+
     def _merge_optimizer_groups(self, runner, checkpoint: dict) -> None:
         """A checkpoint of one optimizer group per parameter (MMEngine's
         constructor with a ``paramwise_cfg``, as the GR and large-loss
         configs had) resumed under ``GroupedOptimWrapperConstructor``: its
         groups are merged as the constructor merges them, so every
-        parameter keeps its optimizer state."""
+        parameter keeps its optimizer state. Other groups than the
+        optimizer's stop the run with what differs (unless
+        ``load_strict=False``)."""
         saved = checkpoint.get('optimizer')
         wrapper = runner.optim_wrapper
         if not (isinstance(wrapper, OptimWrapper) and isinstance(saved, dict)
@@ -190,6 +242,20 @@ class SPMLCheckpointHook(CheckpointHook):
                 f'The optimizer state of {runner._load_from} has '
                 f'{len(merged)} groups once its groups of equal options are '
                 'merged, as GroupedOptimWrapperConstructor builds them.')
+        elif runner.cfg.get('load_strict', True):
+            ours = (runner.cfg.get('optim_wrapper') or {}).get(
+                'constructor', DEFAULT_CONSTRUCTOR)
+            theirs = recorded_constructor(checkpoint)
+            raise ValueError(
+                f'cannot resume the optimizer state of {runner._load_from}: '
+                f'it has {len(saved["param_groups"])} parameter groups, '
+                f'built by {theirs or "an unrecorded constructor"}, and the '
+                f'optimizer of this config has {len(sizes)}, built by '
+                f'{ours} (optim_wrapper.constructor). Resume with the '
+                "checkpoint's constructor (--cfg-options "
+                f'optim_wrapper.constructor={theirs or "NAME"}), or pass '
+                f'--resume-weights-only {runner._load_from} to continue '
+                'from its weights with a fresh optimizer.')
 
     def _fit_optimizer_state(self, runner, checkpoint: dict) -> None:
         """Under ``load_strict=False``, restart the optimizer state of the
@@ -248,8 +314,8 @@ class SPMLCheckpointHook(CheckpointHook):
                 f'uses {method}: its weights are scored as they are.')
 
     def _validation_pending(self, runner) -> bool:
-        """The resumed checkpoint's epoch was due a validation that did not
-        finish."""
+        """The resumed checkpoint was written before its epoch's due
+        validation."""
         loop = runner.train_loop
         if not (runner._resume and runner._has_loaded and self.by_epoch
                 and isinstance(loop, EpochBasedTrainLoop)
@@ -258,27 +324,18 @@ class SPMLCheckpointHook(CheckpointHook):
         due = loop.epoch >= loop.val_begin and (
             loop.epoch % loop.val_interval == 0
             or loop.epoch == loop.max_epochs)
-        if not due or self._resumed_validated or '://' in str(
-                runner._load_from):
-            return False
-        record = osp.join(osp.dirname(runner._load_from), VALIDATED_RECORD)
-        if not osp.isfile(record):
-            return True
-        with open(record) as f:
-            return f.read().strip() != osp.basename(runner._load_from)
+        return due and not self._resumed_validated
 
     def before_train(self, runner) -> None:
         super().before_train(runner)
         if self._is_local():
             self._own_files(runner)
-        pending = [self._validation_pending(runner)]
-        if get_world_size() > 1:
-            broadcast_object_list(pending)
-        if pending[0]:
+        if self._validation_pending(runner):
             runner.logger.info(
-                f'The validation of epoch {runner.train_loop.epoch} did not '
-                f'finish before {runner._load_from} was resumed: validating '
-                'it now.')
+                f'{runner._load_from} was written before the validation of '
+                f'epoch {runner.train_loop.epoch}, whose outcome (a best '
+                'checkpoint, early stopping) it does not hold: validating '
+                'that epoch now.')
             runner.val_loop.run()
 
     def _own_files(self, runner) -> None:
@@ -302,6 +359,7 @@ class SPMLCheckpointHook(CheckpointHook):
                 f'The best checkpoint {path} of the resumed run is outside '
                 f'{self.out_dir}; it is left in place'
                 f'{", tracking " + here if kept else ""}.')
+        self._finish_best_removal(runner)
         if is_main_process():
             for partial in glob.glob(
                     osp.join(glob.escape(self.out_dir), '*' + PARTIAL_SUFFIX)):
@@ -311,13 +369,25 @@ class SPMLCheckpointHook(CheckpointHook):
                     f'Removing {partial}, left by an interrupted write.')
                 os.remove(partial)
 
-    def after_val_epoch(self, runner, metrics) -> None:
-        super().after_val_epoch(runner, metrics)
-        if (self.by_epoch and self.last_ckpt is not None
-                and self._is_local() and is_main_process()):
-            write_atomically(
-                osp.basename(self.last_ckpt),
-                osp.join(self.out_dir, VALIDATED_RECORD))
+    def _finish_best_removal(self, runner) -> None:
+        """Remove the best checkpoints that the resumed one records as
+        replaced, left by a kill before their removal; only when it is a
+        checkpoint of this folder (a run moved with it included)."""
+        replaced = runner.message_hub.get_info(REPLACED_BEST_KEY) or []
+        runner.message_hub.update_info(REPLACED_BEST_KEY, [])
+        if not (replaced and runner._resume and runner._has_loaded
+                and _inside(runner._load_from, self.out_dir)
+                and is_main_process()):
+            return
+        kept = {osp.basename(p) for p in self._best_paths().values() if p}
+        for name in replaced:
+            path = osp.join(self.out_dir, name)
+            if name not in kept and osp.isfile(path):
+                self._remove(path)
+                runner.logger.info(
+                    f'Removed {path}: {runner._load_from} records it as '
+                    'replaced by a new best checkpoint, and the interrupted '
+                    'run did not remove it.')
 
     # -------------------------------------------------------------- saving
     def _save_checkpoint_with_step(self, runner, step, meta) -> None:
@@ -360,6 +430,11 @@ class SPMLCheckpointHook(CheckpointHook):
                 selection_score(metrics, key,
                                 'SPMLCheckpointHook(save_best=...) names')
         previous = self._best_paths()
+        # recorded in the checkpoints written below, for a resume after a
+        # kill before the removal at the end (_finish_best_removal)
+        runner.message_hub.update_info(
+            REPLACED_BEST_KEY,
+            [osp.basename(p) for p in previous.values() if p])
         # MMEngine removes the previous best before writing the new one; hide
         # it so that a failed write still leaves a best checkpoint
         for key in previous:
@@ -372,6 +447,7 @@ class SPMLCheckpointHook(CheckpointHook):
             for key, path in previous.items():
                 if self._best_paths()[key] is None:
                     self._set_best_path(key, path)
+        runner.message_hub.update_info(REPLACED_BEST_KEY, [])
         if not is_main_process():
             return
         for key, path in previous.items():
