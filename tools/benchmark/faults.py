@@ -4,7 +4,9 @@
         [--out docs/results/faults.md]
 
 Kills (SIGKILL) and I/O errors (ENOSPC) halfway through writing each kind of
-checkpoint file (group ``writes``), resuming into or from other work dirs
+checkpoint file and before the previous best checkpoint's removal (group
+``writes``), resuming into or from other work dirs, early stopping killed
+and resumed, another optimizer constructor or an older checkpoint
 (``runs``), non-finite losses, gradients and hyperparameters and a hung rank
 (``divergence``), bad data (``data``), misuse: checkpoints that do not
 fit, shared or reused work dirs, a kill during the last validation, damaged
@@ -107,6 +109,18 @@ class InfGradHook(Hook):
             return grad * float('inf')
 
         handle[0] = param.register_hook(inf)
+
+
+@HOOKS.register_module()
+class KillInTrainHook(Hook):
+    """SIGKILLs the process at the first iteration of epoch ``epoch``."""
+
+    def __init__(self, epoch):
+        self.epoch = epoch
+
+    def before_train_iter(self, runner, batch_idx, data_batch=None):
+        if runner.epoch + 1 == self.epoch:
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 @HOOKS.register_module()
@@ -247,18 +261,21 @@ def scenarios(bench: Bench, groups):
     """Yield the scenarios of ``groups``; each returns (fault, outcome,
     one of :data:`RESULTS`)."""
     if 'writes' in groups:
-        # epoch 2 writes: #7 epoch_2.pth, #8 last_checkpoint, #9 the new
-        # best, #10 epoch_2.pth again, #11 last_checkpoint, #12
-        # last_validated
+        # epoch 2 writes: #6 epoch_2.pth, #7 last_checkpoint, #8 the new
+        # best, #9 epoch_2.pth again, #10 last_checkpoint
         for fault in ('kill_in_write', 'enospc_in_write'):
-            for at, what in ((7, 'epoch_2.pth'), (8, 'last_checkpoint'),
-                             (9, 'the new best checkpoint')):
+            for at, what in ((6, 'epoch_2.pth'), (7, 'last_checkpoint'),
+                             (8, 'the new best checkpoint')):
                 yield lambda f=fault, a=at, w=what: write_fault(
                     bench, f, a, w)
+        yield lambda: kill_before_best_removal(bench)
     if 'runs' in groups:
         yield lambda: resume_from_other_run(bench)
         yield lambda: moved_work_dir(bench)
         yield lambda: weights_only_resume(bench)
+        yield lambda: early_stopping_after_kill(bench)
+        yield lambda: other_constructor_resume(bench)
+        yield lambda: older_metainfo_resume(bench)
     if 'divergence' in groups:
         yield lambda: nan_loss(bench)
         yield lambda: inf_gradient(bench)
@@ -273,6 +290,93 @@ def scenarios(bench: Bench, groups):
         yield from preflight(bench)
     if 'inputs' in groups:
         yield from inputs(bench)
+
+
+def best_files(work):
+    return sorted(f for f in os.listdir(work) if f.startswith('best_'))
+
+
+def kill_before_best_removal(bench):
+    """A kill after epoch 2's checkpoint was written again with the new best
+    (write #10, last_checkpoint), before the previous best's removal."""
+    work = osp.join(bench.tmp, 'two_best')
+    rc, _ = bench.train(work, env=dict(FAULT='kill_in_write', FAULT_AT='10'))
+    left = best_files(work)
+    rc2, out = bench.run(['tools/best_checkpoint.py', work])
+    named = osp.basename(out.strip().splitlines()[-1]) if rc2 == 0 else None
+    rc3, _ = bench.train(work, '--resume')
+    kept = best_files(work)
+    ok = len(left) == 2 and rc3 == 0 and kept == [named]
+    return ('kill after the new best checkpoint, before the previous best\'s '
+            'removal', f'killed ({rc}) with {" and ".join(left)}; '
+            f'tools/best_checkpoint.py names {named}; --resume removed the '
+            f'other, keeps {", ".join(kept)}',
+            judged(ok and rc != 0, 'right result', 'silent wrong answer'))
+
+
+def early_stopping_after_kill(bench):
+    """Early stopping (patience 2) killed in the epoch after which the
+    uninterrupted run stops, then resumed."""
+    case = ('early stopping (patience 2) killed in its last epoch, then '
+            '--resume')
+    options = ['--cfg-options',
+               'default_hooks.early_stopping.type=SPMLEarlyStoppingHook',
+               'default_hooks.early_stopping.patience=2',
+               'train_dataloader.dataset.indices=64']
+    full, part = (osp.join(bench.tmp, n) for n in ('stop_full', 'stop_kill'))
+    _, log = bench.train(full, *options, epochs=12)
+    found = re.search(r'Early stopping after epoch (\d+)', log)
+    if not found:
+        return case, 'FAILED: the uninterrupted run did not stop', 'crash'
+    stop = int(found.group(1))
+    config = bench.config(extra=f"[dict(type='KillInTrainHook', "
+                          f'epoch={stop})]')
+    rc, _ = bench.train(part, *options, config=config, epochs=12)
+    rc2, log2 = bench.train(part, '--resume', *options, epochs=12)
+    validated = re.findall(r'Epoch\(val\) \[(\d+)\]', log2)
+    ended = int(validated[-1]) if validated else None
+    same = best_files(part) == best_files(full)
+    return (case, f'uninterrupted: stops after epoch {stop}, keeps '
+            f'{", ".join(best_files(full))}; killed ({rc}), resumed: stops '
+            f'after epoch {ended}, keeps {", ".join(best_files(part))}',
+            judged(rc2 == 0 and ended == stop and same, 'right result',
+                   'silent wrong answer' if rc2 == 0 else 'crash'))
+
+
+def other_constructor_resume(bench):
+    """A GroupedOptimWrapperConstructor checkpoint (GR: the head's rate
+    10x) resumed under MMEngine's constructor, a group per parameter."""
+    work = osp.join(bench.tmp, 'grouped')
+    config = bench.config(base='configs/grloss/grloss_vgg11bn_demo.py')
+    bench.train(work, config=config, epochs=1)
+    rc, log = bench.train(
+        work, '--resume', '--cfg-options',
+        'optim_wrapper.constructor=DefaultOptimWrapperConstructor',
+        config=config)
+    line = error_line(log, 'cannot resume the optimizer state')
+    return ('--resume of a GroupedOptimWrapperConstructor checkpoint under '
+            "MMEngine's constructor", f'refused: '
+            f'{line[line.find("it has"):][:110]}...',
+            judged('optim_wrapper.constructor=Grouped' in line,
+                   refusal(rc, line), 'crash'))
+
+
+def older_metainfo_resume(bench):
+    """A checkpoint written before the datasets' metainfo had ``split``."""
+    import torch
+    work = copied_run(bench, 'older_meta')
+    path = osp.join(work, 'epoch_1.pth')
+    ckpt = torch.load(path, weights_only=True)
+    del ckpt['meta']['dataset_meta']['split']
+    torch.save(ckpt, path)
+    rc, log = bench.train(work, '--resume')
+    warned = 'dataset metainfo from the resumed checkpoint is different' in log
+    return ('--resume of a checkpoint whose dataset metainfo lacks split '
+            '(older plugin), same classes',
+            ('trained to epoch 2' if rc == 0 else 'FAILED') +
+            (', WARNED of another dataset' if warned else ', no warning'),
+            judged(rc == 0 and not warned, 'right result',
+                   'silent wrong answer' if rc == 0 else 'crash'))
 
 
 def resume_from_other_run(bench):
@@ -583,11 +687,8 @@ def kill_in_last_validation(bench):
     rc, _ = bench.train(work, config=config)
     rc2, log = bench.train(work, '--resume')
     validated = re.search(r'Epoch\(val\) \[2\]', log) is not None
-    record = osp.join(work, 'last_validated')
-    ok = (rc2 == 0 and validated and osp.isfile(record)
-          and open(record).read() == 'epoch_2.pth')
-    done = ('validated epoch 2 and recorded it' if ok else
-            'did NOT validate epoch 2')
+    ok = rc2 == 0 and validated
+    done = 'validated epoch 2' if ok else 'did NOT validate epoch 2'
     return ('kill during the last epoch\'s validation, then --resume',
             f'killed ({rc}); --resume {done}',
             judged(ok, 'right result',
@@ -989,6 +1090,20 @@ def unreadable_lock(bench):
             judged(ok, refusal(rc, line), 'crash'))
 
 
+def non_object_lock(bench):
+    work = osp.join(bench.tmp, 'list_lock')
+    os.makedirs(work)
+    with open(osp.join(work, 'spml_run.lock'), 'w') as f:
+        f.write('[1, 2]')
+    rc, log = bench.train(work, epochs=1)
+    line = error_line(log, 'WorkDirInUseError')
+    ok = 'cannot be read' in line and 'host ?' not in line
+    return ('a lock file of valid JSON that is not an object ([1, 2])',
+            f'refused: spml_run.lock, '
+            f'{line[line.find("which cannot be read"):][:90]}...',
+            judged(ok, refusal(rc, line), 'crash'))
+
+
 def users_spml_partial(bench):
     work = osp.join(bench.tmp, 'spml_partial')
     os.makedirs(work)
@@ -1042,6 +1157,7 @@ def inputs(bench):
     yield lambda: empty_last_checkpoint(bench)
     yield lambda: text_as_npy(bench)
     yield lambda: unreadable_lock(bench)
+    yield lambda: non_object_lock(bench)
     yield lambda: users_spml_partial(bench)
     yield lambda: spaced_data_root(bench)
     yield lambda: results_page_default(bench)
