@@ -344,15 +344,16 @@ def early_stopping_after_kill(bench):
 
 
 def other_constructor_resume(bench):
-    """A GroupedOptimWrapperConstructor checkpoint (GR: the head's rate
-    10x) resumed under MMEngine's constructor, a group per parameter."""
+    """A GroupedOptimWrapperConstructor checkpoint with the head's rate at
+    10x (as GR's configs: two groups) resumed under MMEngine's constructor,
+    a group per parameter."""
     work = osp.join(bench.tmp, 'grouped')
-    config = bench.config(base='configs/grloss/grloss_vgg11bn_demo.py')
-    bench.train(work, config=config, epochs=1)
+    head = ['--cfg-options',
+            'optim_wrapper.paramwise_cfg.custom_keys.head.lr_mult=10.']
+    bench.train(work, *head, epochs=1)
     rc, log = bench.train(
-        work, '--resume', '--cfg-options',
-        'optim_wrapper.constructor=DefaultOptimWrapperConstructor',
-        config=config)
+        work, '--resume', *head,
+        'optim_wrapper.constructor=DefaultOptimWrapperConstructor')
     line = error_line(log, 'cannot resume the optimizer state')
     return ('--resume of a GroupedOptimWrapperConstructor checkpoint under '
             "MMEngine's constructor", f'refused: '
