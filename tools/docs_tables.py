@@ -13,24 +13,40 @@ benchmark, ``accuracy_proxy-voc_linear-f0.2`` a proxy table), METHOD a key of
 method folders' ``metafile.yml`` are written from ``accuracy.json`` too.
 ``tools.benchmark.accuracy`` runs this after it writes ``docs/results``.
 
+A page a benchmark tool writes whole (``docs/RESULTS.md`` and each page under
+``docs/results`` without a block) is rendered again from its json in memory
+(:data:`TOOL_PAGES`) and compared line by line; what the json does not hold
+(the command, the machine, a title) matches any text. Such a page is named
+when it differs, and so is one that no renderer covers (:data:`NO_JSON` lists
+the pages without a json, and why); this tool does not rewrite them, their
+tool does.
+
 Example:
     python tools/docs_tables.py           # rewrite every block and metafile
     python tools/docs_tables.py --check   # name each one that differs; exit 1
 """
 import argparse
+import contextlib
+import functools
 import glob
+import io
+import itertools
 import json
+import os
 import os.path as osp
 import re
 import sys
-from typing import Callable, Dict, List, Optional
+import tempfile
+from fnmatch import fnmatch
+from typing import Callable, Dict, List, Optional, Tuple
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from tools.benchmark.accuracy import METHODS, summarize  # noqa: E402
-from tools.benchmark.results_page import REFERENCE  # noqa: E402
+from tools.benchmark.results_page import (REFERENCE,  # noqa: E402
+                                          machine_summary)
 
 BLOCK = re.compile(r'<!-- results: (?P<spec>[^>]*?) -->(?P<body>.*?)'
                    r'<!-- /results -->', re.S)
@@ -620,14 +636,260 @@ def update_metafile(text: str, res: Results) -> str:
     return ''.join(out)
 
 
+#: in a page rendered again: text the json does not hold (a command, the
+#: machine), and a line made of it (a title); each matches any text
+ANY, ANY_LINE = '<any text>', '<any line>'
+
+
+def _json(path: str, name: Optional[str] = None):
+    """The json beside page ``path``: its own (``X.md``: ``X.json``) or
+    ``name``."""
+    with open(osp.join(osp.dirname(path), name) if name else
+              osp.splitext(path)[0] + '.json') as f:
+        return json.load(f)
+
+
+def _written(write: Callable[[str], None], name: str) -> str:
+    """File ``name`` that ``write(folder)`` writes, in a temporary folder
+    (what it prints dropped)."""
+    with tempfile.TemporaryDirectory() as tmp, \
+            contextlib.redirect_stdout(io.StringIO()):
+        write(tmp)
+        with open(osp.join(tmp, name)) as f:
+            return f.read()
+
+
+def _accuracy_page(repo: str, path: str) -> str:
+    """A seeds table (``tools.benchmark.accuracy``), with the earlier run
+    its command compared against (``--compare JSON LABEL``); the plot's
+    line where the plot is kept beside it."""
+    from tools.benchmark import accuracy
+    found, name = _json(path), osp.basename(path)[:-3]
+    methods = [m for m in METHODS if m in found]
+    with open(path) as f:
+        compare = re.search(r'--compare (\S+) (\S+)`', f.read())
+    before = None
+    if compare:
+        with open(osp.join(repo, compare.group(1))) as f:
+            before = (compare.group(2), summarize(json.load(f), methods))
+    page = _written(lambda out: accuracy.write_outputs(
+        summarize(found, methods), out, ANY, False, before, output=name,
+        title=ANY_LINE, runs=found), f'{name}.md')
+    plot = f'{name}.png'
+    return page if osp.isfile(osp.join(osp.dirname(path), plot)) else \
+        page.replace(f'\n![accuracy]({plot})\n', '')
+
+
+def _lr_search_page(repo: str, path: str) -> str:
+    from tools.benchmark import accuracy
+    name = osp.basename(path)[:-len('_lr_search.md')]
+    suite, regime = name[len('accuracy_'):].split('_')[:2]
+    return _written(lambda out: accuracy.write_lr_search_page(
+        _json(path), out, name, ANY_LINE, suite, regime.split('-f')[0], 0,
+        'spml/mAP', ANY), f'{name}_lr_search.md')
+
+
+def _selection_page(repo: str, path: str) -> str:
+    from tools.benchmark import selection
+    found = _json(path, 'selection.json')
+    table = selection.summarize(
+        found, [m for m in selection.STUDY_METHODS if m in found])
+    return _written(lambda out: selection.write_page(table, out, ANY,
+                                                     ANY_LINE),
+                    'selection_table.md')
+
+
+def _teacher_page(repo: str, path: str) -> str:
+    from tools.benchmark import teacher_quality
+    found = _json(path)
+    return _written(lambda out: teacher_quality.write_outputs(
+        found, out, ANY, found['fraction']), 'teacher_quality.md')
+
+
+def _release_page(repo: str, path: str) -> str:
+    from tools.analysis import release_agreement
+    return _written(lambda out: release_agreement.write(_json(path), out,
+                                                        ANY),
+                    'release_agreement.md')
+
+
+def _speed_page(repo: str, path: str) -> str:
+    from tools.benchmark import results_page
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in os.listdir(osp.dirname(path)):
+            if re.fullmatch(r'speed_\w+\.json', name):
+                os.symlink(osp.join(osp.dirname(path), name),
+                           osp.join(tmp, name))
+        return results_page.render_speed(tmp)
+
+
+def _label_bank_page(repo: str, path: str) -> str:
+    from tools.benchmark import label_bank_scale
+    lines = label_bank_scale.render(_json(path)).split('\n')
+    # the first names the command, the machine and its torch threads
+    return '\n'.join([ANY_LINE] + lines[1:])
+
+
+def _data_loading_page(repo: str, path: str) -> str:
+    """The table of ``tools.benchmark.data_loading`` (its main formats the
+    rows as here)."""
+    rows = _json(path)['rows']
+    return '\n'.join([
+        ANY_LINE, '', ANY_LINE, '',
+        '| loader | batch | decoding files (ms) | image cache (ms) | '
+        'speed-up |', '| --- | --- | --- | --- | --- |'
+    ] + [
+        f'| {name} | {row["batch_size"]} | {row["stock_s"] * 1e3:.2f} | '
+        f'{row["cached_s"] * 1e3:.2f} | '
+        f'{row["stock_s"] / row["cached_s"]:.1f}x |'
+        for name, row in rows.items()
+    ])
+
+
+def _gpu_speed_page(repo: str, path: str) -> str:
+    """``speed_gpu.py --render``, with ``head_profile.json`` where there is
+    one (as ``gpu_collect`` renders it)."""
+    from tools.benchmark import speed_gpu
+    ops = osp.join(osp.dirname(path), 'head_profile.json')
+    return speed_gpu.render(_json(path), _json(ops) if osp.isfile(ops)
+                            else None)
+
+
+def _head_profile_page(repo: str, path: str) -> str:
+    from tools.benchmark import head_profile
+    found = _json(path)
+    methods = head_profile.parse_args(found['command'].split()[3:]).methods
+    return head_profile.render(found, missed=methods, level=1)
+
+
+def _gpu_tier_page(repo: str, path: str) -> str:
+    from tools.benchmark import gpu_collect
+    return gpu_collect.tier_page(_json(path))
+
+
+def _gpu_profile_page(repo: str, path: str) -> str:
+    from tools.benchmark import gpu_collect
+    return gpu_collect.profile_page(_json(path))
+
+
+def _results_page(repo: str, path: str) -> str:
+    """docs/RESULTS.md, assembled from the fragments of docs/results."""
+    from tools.benchmark import results_page
+    with tempfile.TemporaryDirectory() as tmp:
+        os.symlink(results_dir(repo), osp.join(tmp, 'results'))
+        with open(results_page.render_results_page(tmp)) as f:
+            return f.read()
+
+
+#: the pages a tool writes whole (a glob of the path in the repository;
+#: the first that matches) -> how the page renders from its json(s), and
+#: the command that writes it again
+TOOL_PAGES: List[Tuple[str, Callable[[str, str], str], str]] = [
+    ('docs/RESULTS.md', _results_page,
+     'every tool that writes into docs/results (results_page.'
+     'render_results_page)'),
+    ('docs/results/*accuracy_*_lr_search.md', _lr_search_page,
+     'python -m tools.benchmark.accuracy --lr-search ... (the command on '
+     'the page)'),
+    ('docs/results/*accuracy*.md', _accuracy_page,
+     'python -m tools.benchmark.accuracy ... (the command on the page)'),
+    ('docs/results/selection_table.md', _selection_page,
+     'python -m tools.benchmark.selection ... (the command on the page)'),
+    ('docs/results/teacher_quality.md', _teacher_page,
+     'python -m tools.benchmark.teacher_quality --report-only --out '
+     'docs/results'),
+    ('docs/results/release_agreement.md', _release_page,
+     'python tools/analysis/release_agreement.py ... (the command on the '
+     'page)'),
+    ('docs/results/speed.md', _speed_page,
+     'the speed tools (the commands on the page)'),
+    ('docs/results/label_bank.md', _label_bank_page,
+     'python -m tools.benchmark.label_bank_scale --render-only --out-dir '
+     'docs/results'),
+    ('docs/results/data_loading.md', _data_loading_page,
+     'python -m tools.benchmark.data_loading ... (the command on the page)'),
+    ('docs/results/gpu.md', _gpu_speed_page,
+     'python -m tools.benchmark.speed_gpu --render docs/results/gpu.json '
+     '--op-profile docs/results/head_profile.json --out docs/results'),
+    ('docs/results/head_profile.md', _head_profile_page,
+     'python -m tools.benchmark.head_profile ... (the command in its json)'),
+    ('docs/results/gpu_tier.md', _gpu_tier_page,
+     'python -m tools.benchmark.gpu_collect OUT (the GPU command\'s output)'),
+    ('docs/results/gpu_profile.md', _gpu_profile_page,
+     'python -m tools.benchmark.gpu_collect OUT (the GPU command\'s output)'),
+]
+
+#: pages a tool wrote without keeping a json, and why: nothing to render
+#: them from
+NO_JSON = {
+    'docs/results/faults.md': 'the fault probe keeps no json: its page is '
+    'the record of the outcomes',
+    'docs/results/multiview.md': 'typed from tools.benchmark.multiview\'s '
+    'printout, which writes no json',
+    'docs/results/label_bank_update.md': 'tools.benchmark.label_bank --md; '
+    'its --json of the run was not kept',
+}
+
+
+@functools.lru_cache()
+def _machine() -> str:
+    return machine_summary()
+
+
+def first_difference(page: str, rendered: str
+                     ) -> Optional[Tuple[int, str, str]]:
+    """The first line (number, the page's, the rendered one; ``(end)``
+    where one text ends) where ``page`` differs from ``rendered``, blank
+    lines at the end aside, in which :data:`ANY` (and this machine's
+    summary) matches any text and a line holding :data:`ANY_LINE` any line;
+    None where none does."""
+    expected = rendered.replace(_machine(), ANY).rstrip().splitlines()
+    for number, (found, line) in enumerate(itertools.zip_longest(
+            page.rstrip().splitlines(), expected), 1):
+        if found is None or line is None or (
+                ANY_LINE not in line and not re.fullmatch(
+                    '.*'.join(map(re.escape, line.split(ANY))), found)):
+            return (number, '(end)' if found is None else found,
+                    '(end)' if line is None else line)
+    return None
+
+
+def tool_page_problem(repo: str, rel: str, text: str) -> Optional[str]:
+    """How ``rel``, a page a tool writes whole, differs from what its json
+    renders to (or why nothing checks it); None where it matches."""
+    if rel in NO_JSON:
+        return None
+    found = next(((render, how) for pattern, render, how in TOOL_PAGES
+                  if fnmatch(rel, pattern)), None)
+    if found is None:
+        return (f'{rel}: no <!-- results: ... --> block and no renderer in '
+                'TOOL_PAGES of tools/docs_tables.py: nothing checks its '
+                'numbers against a json')
+    render, how = found
+    try:
+        rendered = render(repo, osp.join(repo, rel))
+    except (OSError, KeyError, ValueError) as e:
+        return (f'{rel}: cannot be rendered again from its json '
+                f'({type(e).__name__}: {e})')
+    difference = first_difference(text, rendered)
+    if difference is None:
+        return None
+    number, page, line = difference
+    line = line.replace(ANY, '...').replace(ANY_LINE, '...')
+    return (f'{rel}: differs from what its json renders to, from line '
+            f'{number}: {page[:120]!r}, rendered {line[:120]!r} (written by '
+            f'{how})')
+
+
 def run(repo: str = REPO, check: bool = False,
         folder: Optional[str] = None) -> List[str]:
     """Render every block and metafile; with ``check``, write nothing.
 
     Returns:
         list[str]: A line per file whose numbers differ from the json (each
-        block or metafile that ``check`` found stale, or was rewritten) and
-        per number typed by hand outside a block.
+        block or metafile that ``check`` found stale, or was rewritten; each
+        page a tool writes whole that differs from its json's render, or
+        that nothing renders) and per number typed by hand outside a block.
     """
     res = Results(folder or results_dir(repo))
     problems = []
@@ -640,7 +902,10 @@ def run(repo: str = REPO, check: bool = False,
             text = f.read()
         rel = osp.relpath(path, repo)
         new = update(text, res, rel)
-        if path.endswith('.md') and not _is_tool_output(rel, new):
+        if path.endswith('.md') and _is_tool_output(rel, new):
+            problem = tool_page_problem(repo, rel, text)
+            problems += [problem] if problem else []
+        elif path.endswith('.md'):
             typed = typed_decimals(new) if rel.startswith(
                 RESULTS_DIR) else hand_copied(new)
             problems += [f'{rel}: {n!r} is typed by hand; put it in a '
@@ -658,10 +923,11 @@ RESULTS_DIR = osp.join('docs', 'results') + osp.sep
 
 
 def _is_tool_output(rel: str, text: str) -> bool:
-    """Pages a benchmark tool writes whole (they are their own render): the
-    results page, and the pages under docs/results without a block. A page
-    there with a block is written by hand, and every decimal on it outside
-    the blocks and code is named as typed by hand."""
+    """Pages a benchmark tool writes whole (checked against their json's
+    render, :func:`tool_page_problem`): the results page, and the pages
+    under docs/results without a block. A page there with a block is written
+    by hand, and every decimal on it outside the blocks and code is named as
+    typed by hand."""
     if rel.startswith(RESULTS_DIR):
         return BLOCK.search(text) is None
     return rel == osp.join('docs', 'RESULTS.md')

@@ -1,27 +1,17 @@
 """Every result number of the README, the documentation and the method
 READMEs comes from its results json (tools/docs_tables.py), and every table a
 benchmark tool wrote under docs/results is what its json renders to."""
-import glob
 import json
 import os.path as osp
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import PYTHON, REPO
 from tools import docs_tables
-from tools.benchmark import (accuracy, label_bank_scale, results_page,
-                             selection)
-
-RESULTS = osp.join(REPO, 'docs', 'results')
-
-
-def table_lines(text):
-    """The table rows (and the line naming the chosen learning rates)."""
-    return [line for line in text.splitlines()
-            if line.startswith('|') or line.startswith('Learning rates')]
-
+from tools.benchmark import gpu_collect
 
 def runs(*maps):
     return {str(seed): dict(mAP=m, seconds=10.) for seed, m in enumerate(maps)}
@@ -140,83 +130,72 @@ def test_metafile_demo_map_comes_from_the_json(repo):
 
 
 def test_every_result_number_in_the_repository_matches_its_json():
+    """Blocks, metafiles and every page a tool wrote whole (each rendered
+    again from its json: the seeds, rate-search, cost, selection, label
+    bank, GPU and teacher pages, docs/RESULTS.md)."""
     assert docs_tables.run(REPO, check=True) == []
 
 
-def accuracy_pages():
-    pages = glob.glob(osp.join(RESULTS, '**', 'accuracy*.md'), recursive=True)
-    return sorted(osp.relpath(p, RESULTS) for p in pages
-                  if not p.endswith('_lr_search.md'))
+def test_a_tool_page_is_compared_with_what_its_json_renders_to(repo):
+    """A page a tool writes whole is rendered again from its json; the
+    command and the machine match any text; a page no renderer covers is
+    named, one without a json (NO_JSON) is not."""
+    folder = repo / 'docs' / 'results'
+    tier = dict(command='pytest tests -m gpu', status='ok', seconds=12.,
+                environment=dict(device='NVIDIA H100', torch='2.11', cuda='13',
+                                 cudnn=9, mmengine='0.10.7',
+                                 mmpretrain='1.2.0'),
+                passed=1, failed=0, errors=0, skipped=0,
+                tests={'tests.gpu::test_a': dict(outcome='passed',
+                                                 seconds=1.)})
+    (folder / 'gpu_tier.json').write_text(json.dumps(tier))
+    (folder / 'gpu_tier.md').write_text(gpu_collect.tier_page(tier))
+    (folder / 'faults.md').write_text('| fault | 2.5 s |\n')
+    (folder / 'data_loading.json').write_text(json.dumps(dict(rows=dict(
+        train_dataloader=dict(batch_size=8, stock_s=.006, cached_s=.003)))))
+    (folder / 'data_loading.md').write_text(
+        '# Data loading\n\n`any command` on any machine.\n\n'
+        '| loader | batch | decoding files (ms) | image cache (ms) | '
+        'speed-up |\n| --- | --- | --- | --- | --- |\n'
+        '| train_dataloader | 8 | 6.00 | 3.00 | 2.0x |\n')
+    assert docs_tables.run(str(repo), check=True) == []
+    tier['tests']['tests.gpu::test_a']['seconds'] = 2.
+    (folder / 'gpu_tier.json').write_text(json.dumps(tier))
+    (folder / 'notes.md').write_text('measured 2.5 s\n')
+    problems = docs_tables.run(str(repo), check=True)
+    assert problems[0].startswith(
+        "docs/results/gpu_tier.md: differs from what its json renders to, "
+        "from line 9: '| `tests.gpu::test_a` | passed | 1.0 |  |', rendered "
+        "'| `tests.gpu::test_a` | passed | 2.0 |  |'")
+    assert problems[1:] == [
+        'docs/results/notes.md: no <!-- results: ... --> block and no '
+        'renderer in TOOL_PAGES of tools/docs_tables.py: nothing checks its '
+        'numbers against a json']
+    # not rewritten: its tool writes it
+    assert docs_tables.run(str(repo))[0] == problems[0]
 
 
-@pytest.mark.parametrize('page', accuracy_pages())
-def test_accuracy_table_is_its_json(page, tmp_path):
-    path = osp.join(RESULTS, page)
-    with open(path[:-3] + '.json') as f:
-        found = json.load(f)
-    methods = [m for m in accuracy.METHODS if m in found]
-    with open(path) as f:
-        text = f.read()
-    before = None
-    if '| before (%) |' in text:
-        with open(osp.join(RESULTS,
-                           'accuracy_before_release_procedure.json')) as f:
-            before = ('before', accuracy.summarize(json.load(f), methods))
-    name = osp.basename(path)[:-3]
-    accuracy.write_outputs(accuracy.summarize(found, methods), str(tmp_path),
-                           'cmd', False, before, output=name, title='t',
-                           runs=found)
-    assert table_lines(text) == table_lines(
-        (tmp_path / f'{name}.md').read_text())
-
-
-@pytest.mark.parametrize('page', sorted(
-    osp.basename(p)
-    for p in glob.glob(osp.join(RESULTS, 'accuracy*_lr_search.md'))))
-def test_learning_rate_table_is_its_json(page):
-    path = osp.join(RESULTS, page)
-    with open(path[:-3] + '.json') as f:
-        found = json.load(f)
-    stem = page[len('accuracy_'):-len('_lr_search.md')]
-    suite, regime = stem.split('_')[0], stem.split('_')[1].split('-f')[0]
-    with open(path) as f:
-        assert table_lines(f.read()) == accuracy.lr_search_table(
-            found, suite, regime)
-
-
-def test_cost_tables_are_their_json(tmp_path):
-    for path in glob.glob(osp.join(RESULTS, 'speed_*.json')):
-        shutil.copy(path, tmp_path)
-    with open(osp.join(RESULTS, 'speed.md')) as f:
-        assert table_lines(f.read()) == table_lines(
-            results_page.render_speed(str(tmp_path)))
-
-
-def test_selection_table_is_its_json(tmp_path):
-    with open(osp.join(RESULTS, 'selection.json')) as f:
-        found = json.load(f)
-    methods = [m for m in selection.STUDY_METHODS if m in found]
-    selection.write_page(selection.summarize(found, methods), str(tmp_path),
-                         'cmd', 't')
-    with open(osp.join(RESULTS, 'selection_table.md')) as f:
-        assert table_lines(f.read()) == table_lines(
-            (tmp_path / 'selection_table.md').read_text())
-
-
-def test_label_bank_tables_are_their_json():
-    with open(osp.join(RESULTS, 'label_bank.json')) as f:
-        found = json.load(f)
-    with open(osp.join(RESULTS, 'label_bank.md')) as f:
-        assert table_lines(f.read()) == table_lines(
-            label_bank_scale.render(found))
-
-
-def test_results_page_assembles_the_fragments(tmp_path):
-    docs = tmp_path / 'docs'
-    shutil.copytree(RESULTS, docs / 'results')
-    results_page.render_results_page(str(docs))
-    with open(osp.join(REPO, 'docs', 'RESULTS.md')) as f:
-        assert f.read() == (docs / 'RESULTS.md').read_text()
+@pytest.mark.slow
+def test_check_names_a_gpu_page_whose_json_changed(tmp_path):
+    """``python tools/docs_tables.py --check`` on a checkout whose gpu.json
+    has the fp16 stock row doubled, gpu.md unchanged: exit 1, gpu.md
+    named."""
+    for name in ('tools', 'docs', 'configs'):
+        shutil.copytree(osp.join(REPO, name), tmp_path / name,
+                        ignore=shutil.ignore_patterns(
+                            '_build', 'model_zoo', '__pycache__'))
+    shutil.copy(osp.join(REPO, 'README.md'), tmp_path)
+    path = tmp_path / 'docs' / 'results' / 'gpu.json'
+    record = json.loads(path.read_text())
+    record['heads']['fp16']['stock']['images_per_s'] *= 2
+    path.write_text(json.dumps(record))
+    proc = subprocess.run([PYTHON, 'tools/docs_tables.py', '--check'],
+                          cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    assert proc.stdout.splitlines()[0].startswith(
+        'docs/results/gpu.md: differs from what its json renders to')
+    assert len(proc.stdout.splitlines()) == 1
 
 
 def label_entry(like, fraction, avg, fnr):
@@ -342,7 +321,10 @@ def test_every_decimal_of_a_hand_written_results_page_is_a_block(repo):
         '<!-- results: ... --> block' for n in ('2.42', '0.0564')]
     # a page without a block is a tool's output, checked against its json
     page.write_text('a typed 2.42\n')
-    assert docs_tables.run(str(repo), check=True) == []
+    assert docs_tables.run(str(repo), check=True) == [
+        'docs/results/proxy.md: no <!-- results: ... --> block and no '
+        'renderer in TOOL_PAGES of tools/docs_tables.py: nothing checks its '
+        'numbers against a json']
 
 
 def test_the_generators_record_what_the_pages_render(tmp_path, monkeypatch):
