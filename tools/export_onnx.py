@@ -23,6 +23,7 @@ from spml_mm.apis import (apply_thresholds, checkpoint_classes,
                           default_thresholds_path, export_onnx, load_model,
                           split_loader)
 from spml_mm.apis.export import LabelSetModel
+from spml_mm.utils import ConfigOptionsAction
 
 
 def parse_args(argv=None):
@@ -37,6 +38,10 @@ def parse_args(argv=None):
     parser.add_argument('--verify', type=int, default=64,
                         help='test images to compare ONNX Runtime with '
                         'PyTorch on (0: none; default 64)')
+    parser.add_argument(
+        '--cfg-options', nargs='+', action=ConfigOptionsAction,
+        help='override config entries, e.g. '
+        'test_dataloader.dataset.data_root=data/demo')
     return parser.parse_args(argv)
 
 
@@ -50,6 +55,8 @@ def test_images(cfg: Config, num: int) -> torch.Tensor:
 def main(argv=None):
     args = parse_args(argv)
     cfg = Config.fromfile(args.config)
+    if args.cfg_options:
+        cfg.merge_from_dict(args.cfg_options)
     thresholds = args.thresholds
     if thresholds == 'auto':
         found = default_thresholds_path(args.checkpoint)
@@ -65,7 +72,8 @@ def main(argv=None):
     model = load_model(cfg, args.checkpoint, 'cpu')
     images = test_images(cfg, max(args.verify, 1))
     export_onnx(model, args.out, images.shape)
-    print(f'wrote {args.out} (input images: N x {" x ".join(map(str, images.shape[1:]))})')
+    shape = ' x '.join(map(str, images.shape[1:]))
+    print(f'wrote {args.out} (input images: N x {shape})')
     if args.verify:
         import onnxruntime
         session = onnxruntime.InferenceSession(

@@ -7,6 +7,7 @@ one, else ``--thresholds FILE``, else the head's ``thr``.
 """
 import argparse
 import os.path as osp
+import sys
 
 from mmengine.config import Config
 
@@ -67,7 +68,10 @@ def set_thresholds(cfg, args):
     if path == 'none':
         return
     classes = checkpoint_classes(args.checkpoint, cfg.model.head.num_classes)
-    apply_thresholds(cfg, path, classes, args.checkpoint)
+    try:
+        apply_thresholds(cfg, path, classes, args.checkpoint)
+    except ValueError as err:
+        sys.exit(str(err))
     print(f'label sets decided by the thresholds of '
           f'{describe(load_thresholds(path), path)}')
 
