@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -c constraints.txt torch torchvision
 	$(PY) -c "import mmcv" 2>/dev/null || $(PY) -m pip install -q -c constraints.txt mmcv-lite
-	$(PY) -m pip install -q -c constraints.txt -e ".[tests,pretrained]"
+	$(PY) -m pip install -q -c constraints.txt -e ".[tests,pretrained,export]"
 	touch $(STAMP)
 
 data/demo/formatted_val_labels.npy: | $(STAMP)

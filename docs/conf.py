@@ -124,7 +124,8 @@ def _title_fragments(app, docname, source):
 GUIDES = ('datasets', 'custom_and_partial_data', 'teacher_scores',
           'training_and_resuming', 'preflight_and_validation',
           'distributed_and_slurm', 'mixed_precision_and_gpu',
-          'validation_without_full_labels', 'failure_and_recovery',
+          'validation_without_full_labels', 'label_sets',
+          'failure_and_recovery',
           'label_bank_at_scale', 'benchmarks_and_analysis')
 
 
