@@ -6,6 +6,8 @@ results folder, and a second command that skips what is committed there and
 runs only the missing evidence run."""
 import json
 import os
+import os.path as osp
+import shutil
 import subprocess
 import tarfile
 import threading
@@ -501,3 +503,125 @@ def test_a_method_with_eager_runs_stays_eager(tmp_path, monkeypatch):
     assert launched == [('gr', True, True), ('an', False, False),
                         ('gr', False, True)]
     assert run.manifest['parts']['evidence']['eager_methods'] == ['an']
+
+
+def gpu_run_sh(*argv):
+    return subprocess.run(['bash', 'tools/gpu_run.sh', *map(str, argv)],
+                          cwd=REPO, capture_output=True, text=True,
+                          timeout=600,
+                          env=dict(os.environ, PYTHON=PYTHON,
+                                   PYTHONPATH=REPO))
+
+
+@pytest.mark.slow
+def test_the_stage_is_a_folder_the_command_wrote(tmp_path):
+    """``--stage`` is emptied: one holding a file the command did not write
+    is refused, naming it, and so is a stage equal to ``--out``; an earlier
+    command's stage (marked) is emptied and used again."""
+    stage, out = tmp_path / 'stage', tmp_path / 'out'
+    stage.mkdir()
+    (stage / 'notes.txt').write_text('mine')
+    proc = gpu_run_sh('--device', 'cpu', '--parts', 'tier', '--budget', 5,
+                      '--stage', stage, '--out', out)
+    assert proc.returncode == 2
+    assert (f'--stage {stage} holds files that tools/gpu_run.sh did not '
+            'write (notes.txt)') in proc.stderr
+    assert (stage / 'notes.txt').read_text() == 'mine'
+    proc = gpu_run_sh('--device', 'cpu', '--parts', 'tier', '--budget', 5,
+                      '--stage', stage, '--out', stage)
+    assert proc.returncode == 2
+    assert f'--stage {stage} and --out {stage} must be apart' in proc.stderr
+    assert os.listdir(stage) == ['notes.txt']
+    stage = tmp_path / 'new_stage'
+    for _ in range(2):
+        proc = gpu_run_sh('--device', 'cpu', '--parts', 'tier', '--budget',
+                          5, '--stage', stage, '--out', out)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(os.listdir(stage)) == [gpu_run.STAGE_MARK, 'manifest.json']
+
+
+def test_folders_the_command_may_not_write(tmp_path):
+    stage, out = tmp_path / 'stage', tmp_path / 'out'
+    assert gpu_run.folder_problem(str(stage), str(out)) is None  # new
+    assert 'must be apart' in gpu_run.folder_problem(str(out / 'stage'),
+                                                     str(out))
+    assert 'must be apart' in gpu_run.folder_problem(str(stage),
+                                                     str(stage / 'out'))
+    stage.write_text('')
+    assert 'is a file' in gpu_run.folder_problem(str(stage), str(out))
+    stage.unlink()
+    stage.mkdir()
+    (stage / gpu_run.STAGE_MARK).write_text('')
+    (stage / 'gpu_tier.json').write_text('{}')
+    assert gpu_run.folder_problem(str(stage), str(out)) is None
+    out.mkdir()
+    (out / 'manifest.json').write_text('{"run": 1}')
+    assert gpu_run.folder_problem(str(stage), str(out)) == (
+        f'--out {out} holds a manifest.json that is not a tools/gpu_run.sh '
+        'output; give another folder')
+    (out / 'manifest.json').write_text('{"command": "bash tools/gpu_run.sh '
+                                       '--out x"}')
+    (out / gpu_run.PACK).write_text('')
+    assert gpu_run.folder_problem(str(stage), str(out)) is None
+
+
+@pytest.fixture(scope='module')
+def cpu_output(tmp_path_factory):
+    """What ``bash tools/gpu_run.sh --device cpu --parts tier`` returns: the
+    GPU tier collected on a CPU, every test skipped."""
+    tmp = tmp_path_factory.mktemp('cpu_run')
+    proc = gpu_run_sh('--device', 'cpu', '--parts', 'tier', '--budget', 200,
+                      '--gpu-tests', 'tests/gpu', '--out', tmp / 'out',
+                      '--stage', tmp / 'stage', '--work', tmp / 'work')
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return tmp / 'out'
+
+
+def collect_in_copy(tmp_path, *argv):
+    """``python -m tools.benchmark.gpu_collect`` of a copy of the repository's
+    tools whose docs/results holds the committed GPU tier: the call and the
+    copy's results folder."""
+    shutil.copytree(osp.join(REPO, 'tools'), tmp_path / 'tools',
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    results = tmp_path / 'docs' / 'results'
+    results.mkdir(parents=True)
+    for name in ('gpu_tier.json', 'gpu_tier.md', 'gpu_runs.json'):
+        shutil.copy(osp.join(REPO, 'docs', 'results', name), results)
+    proc = subprocess.run([PYTHON, '-m', 'tools.benchmark.gpu_collect',
+                           *map(str, argv)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    return proc, results
+
+
+@pytest.mark.slow
+def test_a_cpu_run_does_not_replace_the_gpu_pages(cpu_output, tmp_path):
+    """A command run without a GPU is refused for docs/results (whose pages
+    are an H100's), saying where its results go; given another results
+    folder, they go there."""
+    proc, results = collect_in_copy(tmp_path, cpu_output)
+    assert proc.returncode == 2
+    assert ('a command run on CPU (--device cpu): its results do not go '
+            "into docs/results, whose pages are a GPU's; give --results-dir "
+            '(e.g. work_dirs/results)') in proc.stderr
+    for name in ('gpu_tier.json', 'gpu_tier.md', 'gpu_runs.json'):
+        with open(osp.join(REPO, 'docs', 'results', name)) as f:
+            assert (results / name).read_text() == f.read()
+    written = gpu_collect.main([str(cpu_output), '--results-dir',
+                                str(tmp_path / 'elsewhere')])
+    assert 'gpu_tier.md' in written
+    assert 'on CPU' in (tmp_path / 'elsewhere' / 'gpu_tier.md').read_text()
+
+
+@pytest.mark.slow
+def test_a_truncated_pack_is_named(cpu_output, tmp_path):
+    out = tmp_path / 'out'
+    shutil.copytree(cpu_output, out)
+    pack = out / gpu_run.PACK
+    pack.write_bytes(pack.read_bytes()[:pack.stat().st_size // 2])
+    proc, results = collect_in_copy(tmp_path, out, '--results-dir',
+                                    tmp_path / 'elsewhere')
+    assert proc.returncode == 2
+    assert f'{pack} does not unpack (' in proc.stderr
+    assert 'a truncated or damaged copy' in proc.stderr
+    assert 'Traceback' not in proc.stderr
+    assert not (tmp_path / 'elsewhere').exists()

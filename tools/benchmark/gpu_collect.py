@@ -11,7 +11,10 @@ folder and write its pages from the jsons.
 - ``gpu_runs.json``: the manifest of every GPU command collected (device,
   versions, what each part did).
 
-A ``--tiny`` rehearsal's results are refused for ``docs/results``.
+The pages of ``docs/results`` are a GPU's: the results of a ``--tiny``
+rehearsal or of a command run without a GPU (``--device cpu``) are refused
+there, and go into another ``--results-dir`` (e.g. ``work_dirs/results``).
+A pack that does not unpack (a truncated copy) is refused, naming it.
 
 Example:
     python -m tools.benchmark.gpu_collect /path/to/returned/out
@@ -75,8 +78,13 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as unpacked:
         packed = osp.join(args.out, PACK)
         if osp.isfile(packed):
-            with tarfile.open(packed) as tar:
-                tar.extractall(unpacked, filter='data')
+            try:
+                with tarfile.open(packed) as tar:
+                    tar.extractall(unpacked, filter='data')
+            except (tarfile.TarError, EOFError, OSError) as err:
+                parser.error(f'{packed} does not unpack ({err}): a truncated '
+                             'or damaged copy; copy it again from the '
+                             'machine (nothing was written)')
             args.out = unpacked
         return collect(parser, args)
 
@@ -86,10 +94,15 @@ def collect(parser, args) -> list:
     if not manifest:
         parser.error(f'{args.out} has no manifest.json: not the output of '
                      'tools/gpu_run.sh')
-    if manifest['kind']['tiny'] and osp.abspath(args.results_dir) == \
-            osp.join(REPO, 'docs', 'results'):
-        parser.error('a --tiny rehearsal\'s results do not go into '
-                     'docs/results; give --results-dir')
+    kind = manifest['kind']
+    if osp.abspath(args.results_dir) == osp.join(REPO, 'docs', 'results') \
+            and (kind['tiny'] or kind['device'] != 'cuda'):
+        run = ('a --tiny rehearsal' if kind['tiny'] else
+               f"a command run on {manifest['environment']['device']} "
+               f"(--device {kind['device']})")
+        parser.error(f"{run}: its results do not go into docs/results, whose "
+                     'pages are a GPU\'s; give --results-dir (e.g. '
+                     'work_dirs/results)')
     results = args.results_dir
     os.makedirs(results, exist_ok=True)
     written = []

@@ -35,6 +35,10 @@ committed results) for the same kind of run (device, ``--tiny``):
 Everything is written into ``--stage`` and packed, after every part, into
 ``--out`` as ``gpu_run.tar.gz`` beside ``manifest.json`` (device, versions,
 what each part did): the device tool returns at most 8 files of ``$OUT``.
+The stage is emptied first, so it must be new, empty or an earlier
+command's (marked by :data:`STAGE_MARK`), and apart from ``--out``; an
+``--out`` holding a ``manifest.json`` or pack of something else is refused
+too.
 ``python -m tools.benchmark.gpu_collect OUT`` copies the results into
 ``docs/results`` and writes the pages again. ``--device cpu --tiny`` rehearses every part in
 seconds (tiny data and runs; the GPU tier's tests are collected and skip).
@@ -93,6 +97,8 @@ SWITCH = 0.8
 COMPILE_NEED = 150
 #: the packed output, in --out
 PACK = 'gpu_run.tar.gz'
+#: the file that marks a folder as a command's stage (emptied by the next)
+STAGE_MARK = '.gpu_run_stage'
 
 
 def rates(method: str, args) -> tuple:
@@ -108,8 +114,12 @@ class Run:
         self.args = args
         self.start = float(os.environ.get('GPU_RUN_START', time.time()))
         self.deadline = self.start + args.budget
-        shutil.rmtree(args.out, ignore_errors=True)  # an earlier command's
+        if osp.isdir(args.out):  # an earlier command's (parse_args)
+            shutil.rmtree(args.out)
         os.makedirs(args.out)
+        with open(osp.join(args.out, STAGE_MARK), 'w') as f:
+            f.write('the stage of tools/gpu_run.sh: its next command '
+                    'empties this folder\n')
         os.makedirs(args.back, exist_ok=True)
         self.manifest = dict(
             command=' '.join(['bash tools/gpu_run.sh', *args.argv]),
@@ -181,12 +191,13 @@ def pack(stage: str, back: str) -> None:
     json renamed into place is whole; a page rewritten in place may be
     caught partway, and is whole in the next pack), a file gone since the
     listing is left out, and so are the ``.tmp`` files renamed over the
-    jsons."""
+    jsons and the stage's mark."""
     path = osp.join(back, PACK)
     with tarfile.open(path + '.part', 'w:gz') as tar:
         for folder, subfolders, files in os.walk(stage):
             subfolders.sort()
-            for name in sorted(f for f in files if not f.endswith('.tmp')):
+            for name in sorted(f for f in files if not f.endswith('.tmp')
+                               and f != STAGE_MARK):
                 file = osp.join(folder, name)
                 try:
                     with open(file, 'rb') as f:
@@ -197,6 +208,37 @@ def pack(stage: str, back: str) -> None:
                 info.size, info.mtime = len(data), time.time()
                 tar.addfile(info, io.BytesIO(data))
     os.replace(path + '.part', path)
+
+
+def folder_problem(stage: str, back: str) -> Optional[str]:
+    """Why the command may not write into ``stage`` (emptied first) and
+    ``back`` (``--out``), or None: the stage must be new, empty or marked by
+    :data:`STAGE_MARK`, and neither folder inside the other; ``back`` must
+    not hold a ``manifest.json`` or pack of something else."""
+    stage, back = osp.realpath(stage), osp.realpath(back)
+    if osp.commonpath([stage, back]) in (stage, back):
+        return (f'--stage {stage} and --out {back} must be apart (neither '
+                'inside the other): the stage is emptied, and --out gets '
+                'its pack')
+    if osp.exists(stage) and not osp.isdir(stage):
+        return f'--stage {stage} is a file, not a folder'
+    found = sorted(os.listdir(stage)) if osp.isdir(stage) else []
+    if found and STAGE_MARK not in found:
+        return (f'--stage {stage} holds files that tools/gpu_run.sh did not '
+                f'write ({", ".join(found[:3])}' + ', ...' * (len(found) > 3)
+                + f') and no {STAGE_MARK}; it empties its stage: give a new '
+                'or empty folder')
+    manifest = osp.join(back, 'manifest.json')
+    try:
+        ours = load(manifest).get('command', '').startswith(
+            'bash tools/gpu_run.sh')
+    except (ValueError, AttributeError):
+        ours = False
+    for name in ('manifest.json', PACK):
+        if osp.exists(osp.join(back, name)) and not ours:
+            return (f'--out {back} holds a {name} that is not a '
+                    'tools/gpu_run.sh output; give another folder')
+    return None
 
 
 def write_json(path: str, data) -> None:
@@ -819,7 +861,8 @@ def parse_args(argv=None):
                         f'manifest.json and {PACK}, the whole output')
     parser.add_argument('--stage', default='work_dirs/gpu_run/out',
                         help='where the output is written before it is '
-                        'packed (emptied first)')
+                        'packed: a new or empty folder, or an earlier '
+                        'command\'s stage (emptied first), apart from --out')
     parser.add_argument('--budget', type=float, default=540,
                         help='seconds from the start of tools/gpu_run.sh '
                         'after which no part starts and the running ones '
@@ -859,6 +902,9 @@ def parse_args(argv=None):
     args.argv = sys.argv[1:] if argv is None else list(argv)
     # the parts write into the stage, packed into --out
     args.back, args.out = osp.abspath(args.out), osp.abspath(args.stage)
+    problem = folder_problem(args.out, args.back)
+    if problem:
+        parser.error(problem)
     args.tiny_fraction = 0.01
     args.tiny_options = []
     args.seeds = SEEDS
