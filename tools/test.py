@@ -26,6 +26,9 @@ def parse_args():
     parser.add_argument(
         '--out', help='dump the per-sample predictions to this pickle file')
     parser.add_argument(
+        '--out-scores',
+        help='write the raw scores and labels to this .npz (plain arrays)')
+    parser.add_argument(
         '--amp', action='store_true', help='mixed precision inference')
     parser.add_argument(
         '--thresholds', default='auto',
@@ -46,6 +49,9 @@ def merge_args(cfg, args):
         evaluators = [*evaluators, dict(type='SPMLLabelSetMetric')]
     if args.out:
         evaluators.append(dict(type='DumpResults', out_file_path=args.out))
+    if args.out_scores:
+        evaluators.append(dict(type='SPMLScoreDump',
+                               out_file=args.out_scores))
     cfg.test_evaluator = evaluators
     if args.cfg_options is not None:
         cfg.merge_from_dict(args.cfg_options)

@@ -6,9 +6,11 @@ from .metrics import (SPMLAveragePrecision,
                       annotated_average_precision_per_class,
                       average_precision_per_class, mean_average_precision,
                       selection_score)
+from .score_dump import SPMLScoreDump
 
 __all__ = [
     'CalibrationError', 'SPMLAveragePrecision', 'SPMLLabelSetMetric',
+    'SPMLScoreDump',
     'conformal_thresholds', 'f1_optimal_thresholds',
     'global_conformal_threshold', 'prior_thresholds',
     'annotated_average_precision_per_class',

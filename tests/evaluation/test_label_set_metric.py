@@ -50,3 +50,29 @@ def test_observed_labels_give_recall_only():
 def test_mixed_rows_split_by_kind():
     got = evaluate([sample([0], [0]), sample([], [1], [])])
     assert got['spml/OR'] == 100 and got['spml/recall_observed'] == 0
+
+
+def test_score_dump_writes_plain_arrays_in_dataset_order(tmp_path):
+    from spml_mm.evaluation import SPMLScoreDump
+    out = str(tmp_path / 'sub' / 'scores.npz')
+    metric = SPMLScoreDump(out_file=out)
+    metric.dataset_meta = dict(classes=['a', 'b', 'c'])
+    samples = []
+    for idx, pos, score in ((1, [2], [0.1, 0.2, 0.9]),
+                            (0, [0], [0.7, 0.3, 0.05])):
+        s = DataSample(metainfo=dict(sample_idx=idx)).set_pred_score(
+            torch.tensor(score)).set_gt_label(pos).to_dict()
+        samples.append(s)
+    metric.process(None, samples)
+    assert metric.evaluate(2) == {}
+    with np.load(out) as found:  # no pickle: allow_pickle stays False
+        np.testing.assert_array_equal(found['sample_idx'], [0, 1])
+        np.testing.assert_allclose(found['scores'],
+                                   [[0.7, 0.3, 0.05], [0.1, 0.2, 0.9]],
+                                   atol=1e-3)
+        assert found['scores'].dtype == np.float16
+        np.testing.assert_array_equal(found['known'],
+                                      [[1, -1, -1], [-1, -1, 1]])
+        assert list(found['classes']) == ['a', 'b', 'c']
+    with pytest.raises(ValueError, match='must end with .npz'):
+        SPMLScoreDump(out_file='scores.pkl')

@@ -121,7 +121,14 @@ def test_calibrate_then_predict_and_test(trained, tmp_path):
         2 * op * orr / (op + orr), abs=1e-3)
     plain = tool('tools/test.py', CONFIG, checkpoint, '--work-dir',
                  str(tmp_path / 'test'), '--thresholds', 'none',
+                 '--out-scores', str(tmp_path / 'scores.npz'),
                  *options).stdout
+    with np.load(tmp_path / 'scores.npz') as dumped:
+        np.testing.assert_allclose(dumped['scores'], test_scores,
+                                   atol=1e-3)
+        np.testing.assert_array_equal(dumped['known'] == 1, labels)
+        np.testing.assert_array_equal(dumped['sample_idx'],
+                                      np.arange(len(labels)))
     assert metric(plain, 'spml/mAP') == metric(calibrated, 'spml/mAP')
     pred = test_scores >= 0.5
     assert metric(plain, 'spml/OR') == pytest.approx(

@@ -180,6 +180,7 @@ def render(results):
     """The page's Markdown from its json."""
     from tools.benchmark.accuracy import METHODS as LABELS
     lines = [
+        '# From scores to label sets: thresholds without full labels', '',
         f'`{results["command"]}` on {results["machine"]}.', '',
         'Label sets on the demo\'s test split from the best validation '
         'checkpoint of each method (seed 0): thresholds chosen on the '
@@ -278,7 +279,7 @@ def plot(results, path):
     ax.set_xticklabels([label_of(m) for m in runs], rotation=30,
                        ha='right')
     ax.set_ylabel('test CF1 (%)')
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1, 1))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
