@@ -5,7 +5,7 @@
 #   bash tools/gpu_run.sh --budget 540 --out "$OUT"
 #   bash tools/gpu_run.sh --device cpu --tiny --out /tmp/rehearsal   # rehearsal
 # Where the OpenMMLab stack is missing (a GPU machine without registry
-# access), the wheels of .whl/ (../shared/gpu/wheels.sh) are installed into
+# access), the wheels of .whl/ (tools/pack_wheels.sh) are installed into
 # /tmp/site first. The budget counts from here.
 export GPU_RUN_START=${GPU_RUN_START:-$(date +%s)}
 cd "$(dirname "$0")/.." || exit 1
@@ -14,7 +14,7 @@ if ! "$PYTHON" -c "import mmengine, mmpretrain" 2>/dev/null; then
   # a machine still warm from an earlier command has them in /tmp/site
   PYTHONPATH=/tmp/site "$PYTHON" -c "import mmengine, mmpretrain" 2>/dev/null ||
   ls .whl/*.whl >/dev/null 2>&1 || {
-    echo "mmengine/mmpretrain missing and no wheels in .whl/ (bash ../shared/gpu/wheels.sh)" >&2
+    echo "mmengine/mmpretrain missing and no wheels in .whl/: fill it on a machine with a package index (bash tools/pack_wheels.sh) and copy it along with the tree" >&2
     exit 1
   }
   PYTHONPATH=/tmp/site "$PYTHON" -c "import mmengine, mmpretrain" 2>/dev/null ||

@@ -625,3 +625,25 @@ def test_a_truncated_pack_is_named(cpu_output, tmp_path):
     assert 'a truncated or damaged copy' in proc.stderr
     assert 'Traceback' not in proc.stderr
     assert not (tmp_path / 'elsewhere').exists()
+
+
+def test_the_project_refers_to_no_file_outside_it():
+    # the patterns split, so that this file does not match them
+    found = subprocess.run(
+        ['git', 'grep', '-n', '-e', '\\.\\./' + 'shared', '-e',
+         'shared/' + 'gpu'], cwd=REPO, capture_output=True, text=True)
+    assert found.stdout == ''
+
+
+@pytest.mark.slow
+def test_without_the_openmmlab_stack_the_wheels_script_is_named(tmp_path):
+    """A checkout without .whl/ on a machine without mmengine: the command
+    names the project's script that fills .whl/."""
+    (tmp_path / 'tools').mkdir()
+    shutil.copy(osp.join(REPO, 'tools', 'gpu_run.sh'), tmp_path / 'tools')
+    proc = subprocess.run(['bash', 'tools/gpu_run.sh', '--out', 'out'],
+                          cwd=tmp_path, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHON='false'), timeout=60)
+    assert proc.returncode == 1
+    assert 'bash tools/pack_wheels.sh' in proc.stderr
+    assert osp.isfile(osp.join(REPO, 'tools', 'pack_wheels.sh'))
