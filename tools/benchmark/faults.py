@@ -16,7 +16,9 @@ labels with the default and with a wrong selection key, classes or a split
 without a positive (``preflight``); duplicated and shared images,
 classes without a training positive, pretrained weights offline, resuming
 across class counts, damaged run files, paths with spaces, the benchmark
-tools' output folder (``inputs``). Each scenario runs
+tools' output folder, the GPU command's folders, a CPU run's or a truncated
+pack collected, a results json changed under its page, no OpenMMLab stack
+for the GPU command (``inputs``). Each scenario runs
 ``tools/train.py`` (``tools/test.py``, ``tools/check_dataset.py``) on a
 160-image demo dataset in a temporary folder and classifies the outcome as
 one of :data:`RESULTS`: the right result, a clear error (it names the
@@ -1149,6 +1151,116 @@ def results_page_default(bench):
             'data lost' if not kept else judged(ok, 'right result', 'crash'))
 
 
+def gpu_command(*argv, env=None, cwd=REPO):
+    """``bash tools/gpu_run.sh ARGV``: exit status and output."""
+    proc = subprocess.run(
+        ['bash', 'tools/gpu_run.sh', *argv], cwd=cwd, capture_output=True,
+        text=True, timeout=600,
+        env={**os.environ, 'PYTHON': sys.executable, **(env or {})})
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def repo_copy(bench, name):
+    """The tools, docs and configs of the repository in a folder of the
+    bench (a tool that writes into its own docs/results writes there)."""
+    root = osp.join(bench.tmp, name)
+    for folder in ('tools', 'docs', 'configs'):
+        shutil.copytree(osp.join(REPO, folder), osp.join(root, folder),
+                        ignore=shutil.ignore_patterns('_build', 'model_zoo',
+                                                      '__pycache__'))
+    shutil.copy(osp.join(REPO, 'README.md'), root)
+    return root
+
+
+def tool(root, *args):
+    """``python ARGS`` in ``root``: exit status and output."""
+    proc = subprocess.run([sys.executable, *args], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def users_stage(bench):
+    stage = osp.join(bench.tmp, 'my_stage')
+    os.makedirs(stage)
+    notes = osp.join(stage, 'notes.txt')
+    with open(notes, 'w') as f:
+        f.write('my notes')
+    for fault, out in (('tools/gpu_run.sh --stage DIR, DIR holding a file '
+                        'of the user', osp.join(bench.tmp, 'gpu_out')),
+                       ('tools/gpu_run.sh --stage DIR --out DIR', stage)):
+        rc, log = gpu_command('--device', 'cpu', '--parts', 'tier',
+                              '--budget', '5', '--stage', stage, '--out', out)
+        line = error_line(log, 'error: --stage')
+        kept = osp.isfile(notes) and open(notes).read() == 'my notes'
+        yield lambda f=fault, r=rc, l=line, k=kept: (
+            f, f'refused: {l.split("error: ", 1)[-1][:90]}...; notes.txt '
+            'kept' if k else 'notes.txt DELETED',
+            refusal(r, l) if k else 'data lost')
+
+
+def collected(bench):
+    out = osp.join(bench.tmp, 'cpu_out')
+    gpu_command('--device', 'cpu', '--parts', 'tier', '--budget', '5',
+                '--stage', osp.join(bench.tmp, 'cpu_stage'), '--out', out)
+    root = repo_copy(bench, 'collect_copy')
+    results = osp.join(root, 'docs', 'results')
+    before = snapshot(results)
+    rc, log = tool(root, '-m', 'tools.benchmark.gpu_collect', out)
+    line = error_line(log, 'error: ')
+    kept = snapshot(results) == before
+    yield lambda: ('python -m tools.benchmark.gpu_collect of a command run '
+                   'with --device cpu (into docs/results)',
+                   f'refused: {line.split("error: ", 1)[-1][:90]}...; the GPU '
+                   'pages kept' if kept else 'wrote the CPU run over the '
+                   'GPU pages', refusal(rc, line) if kept else
+                   'silent wrong answer')
+    pack = osp.join(out, 'gpu_run.tar.gz')
+    with open(pack, 'r+b') as f:
+        f.truncate(osp.getsize(pack) // 2)
+    elsewhere = osp.join(bench.tmp, 'elsewhere')
+    rc, log = tool(root, '-m', 'tools.benchmark.gpu_collect', out,
+                   '--results-dir', elsewhere)
+    line = error_line(log, 'error: ')
+    named = pack in line and 'Traceback' not in log and not osp.exists(
+        elsewhere)
+    yield lambda: ('gpu_collect of a gpu_run.tar.gz cut in half',
+                   'refused, naming the tarball; nothing written' if named
+                   else f'{error_line(log, "Error")[:80]}',
+                   judged(named, refusal(rc, line), 'crash'))
+
+
+def changed_json(bench):
+    root = repo_copy(bench, 'tables_copy')
+    path = osp.join(root, 'docs', 'results', 'gpu.json')
+    with open(path) as f:
+        record = json.load(f)
+    record['heads']['fp16']['stock']['images_per_s'] *= 2
+    with open(path, 'w') as f:
+        json.dump(record, f)
+    rc, log = tool(root, 'tools/docs_tables.py', '--check')
+    line = error_line(log, 'docs/results/gpu.md: ')
+    return ('gpu.json\'s fp16 stock row doubled, gpu.md unchanged: '
+            'tools/docs_tables.py --check',
+            f'named: {line[:90]}...' if line else
+            'said every number matches', refusal(rc, line))
+
+
+def no_openmmlab(bench):
+    root = osp.join(bench.tmp, 'bare_checkout')
+    os.makedirs(osp.join(root, 'tools'))
+    shutil.copy(osp.join(REPO, 'tools', 'gpu_run.sh'),
+                osp.join(root, 'tools'))
+    rc, log = gpu_command('--out', 'out', env=dict(PYTHON='false'),
+                          cwd=root)
+    line = error_line(log, '.whl/')
+    named = 'bash tools/pack_wheels.sh' in line and osp.isfile(
+        osp.join(REPO, 'tools', 'pack_wheels.sh'))
+    return ('tools/gpu_run.sh without mmengine/mmpretrain and without '
+            '.whl/', 'refused: names bash tools/pack_wheels.sh, which '
+            'fills .whl/' if named else f'refused: {line[:90]}',
+            judged(named, refusal(rc, line), 'crash'))
+
+
 def inputs(bench):
     yield from duplicated_list(bench)
     yield lambda: class_without_positive(bench)
@@ -1162,6 +1274,10 @@ def inputs(bench):
     yield lambda: users_spml_partial(bench)
     yield lambda: spaced_data_root(bench)
     yield lambda: results_page_default(bench)
+    yield from users_stage(bench)
+    yield from collected(bench)
+    yield lambda: changed_json(bench)
+    yield lambda: no_openmmlab(bench)
 
 
 ROW = re.compile(r'^\| (.+?) \| (.+) \| ([a-z ]+) \| (?:yes|NO) \|$')
