@@ -69,9 +69,9 @@ def test_early_stopping_killed_and_resumed_stops_where_it_would_have(
     assert rc == -signal.SIGKILL
     rc, out = train(AN, part, tiny_demo, 12, '--resume', more=more)
     assert rc == 0, out[-3000:]
-    assert f'was written before the validation of epoch {stop - 1}' in out
     assert f'Early stopping after epoch {stop}:' in out
     assert f'Epoch(val) [{stop + 1}]' not in out
+    assert f'was written before the validation of epoch {stop - 1}' in out
     assert best_files(part) == best_files(full)
     assert len(best_files(full)) == 1
 
