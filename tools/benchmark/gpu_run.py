@@ -1,6 +1,7 @@
 """Everything a GPU machine measures for this project, in one budgeted,
 resumable command (``bash tools/gpu_run.sh``, which installs the wheels of
-``.whl/`` first where the OpenMMLab stack is missing).
+``.whl/`` first where the OpenMMLab stack is missing; ``bash
+tools/pack_wheels.sh`` fills it).
 
 Parts, in order of priority, each capped by the budget left and skipped when
 its result is already in ``--results-dir`` (default ``docs/results``, the
