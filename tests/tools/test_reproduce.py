@@ -115,8 +115,9 @@ def test_table_of_finished_runs(tmp_path):
 
 
 FAKE_PYTHON = r'''#!/usr/bin/env bash
-# Stands in for python: training makes best checkpoints, testing prints a
-# test mAP, the table helper runs for real.
+# Stands in for python: training makes best checkpoints, the best one is the
+# later (as its record would say), testing prints a test mAP, the table helper
+# runs for real.
 echo "$*" >> "$FAKE_LOG"
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
@@ -127,6 +128,7 @@ case "$*" in
         mkdir -p "$work"
         touch "$work/best_spml_mAP_epoch_9.pth" \
               "$work/best_spml_mAP_epoch_10.pth" ;;
+    *tools/best_checkpoint.py*) echo "${args[1]}/best_spml_mAP_epoch_10.pth" ;;
     *tools/test.py*) echo 'Epoch(test) [9/9]  spml/mAP: 77.5000' ;;
     *) exec "$REAL_PYTHON" "$@" ;;
 esac
@@ -144,11 +146,12 @@ def test_runs_train_test_and_table_with_a_fake_python(tmp_path):
                             REAL_PYTHON=PYTHON, WORK_ROOT=str(work_root),
                             METHODS='an lasd', GPUS='2'))
     calls = log.read_text().splitlines()
-    assert len(calls) == 6  # 2 x (train, test) + 2 tables
+    assert len(calls) == 8  # 2 x (train, best checkpoint, test) + 2 tables
     assert '--nproc_per_node=2' in calls[0]
     assert 'configs/an/resnet50_cub.py' in calls[0]
-    # the best checkpoint of the latest epoch is tested
-    assert calls[1].startswith(
+    # the best checkpoint the run records is tested
+    assert calls[1] == f'tools/best_checkpoint.py {work_root}/an/seed0'
+    assert calls[2].startswith(
         f'tools/test.py configs/an/resnet50_cub.py '
         f'{work_root}/an/seed0/best_spml_mAP_epoch_10.pth')
     assert (work_root / 'lasd' / 'seed0' / 'train_seconds').is_file()

@@ -12,7 +12,6 @@ A *source* is what a user has after training or testing:
 import copy
 import glob
 import os.path as osp
-import re
 from typing import Dict, Optional, Tuple
 
 import numpy as np
@@ -23,7 +22,8 @@ from mmengine.runner import Runner, load_checkpoint
 from mmpretrain.registry import MODELS
 
 from spml_mm.engine.hooks.pseudo_label_hook import scoring_pipeline
-from spml_mm.utils import load_checkpoint_safely
+from spml_mm.utils import (find_best_checkpoint, find_last_checkpoint,
+                           load_checkpoint_safely)
 
 
 def build_model(cfg: Config, pretrained: bool = False) -> torch.nn.Module:
@@ -41,22 +41,19 @@ def build_model(cfg: Config, pretrained: bool = False) -> torch.nn.Module:
     return MODELS.build(model_cfg)
 
 
-def _epoch(path: str) -> int:
-    found = re.search(r'epoch_(\d+)', osp.basename(path))
-    return int(found.group(1)) if found else -1
-
-
 def resolve(source: str,
             config: Optional[str] = None) -> Tuple[Config, str]:
-    """The config and checkpoint of a work dir or a checkpoint file."""
+    """The config and checkpoint of a work dir (the best checkpoint that the
+    run records, else its last one) or of a checkpoint file."""
     if osp.isdir(source):
-        checkpoints = sorted(
-            glob.glob(osp.join(source, 'best_*.pth')), key=_epoch) or sorted(
-                glob.glob(osp.join(source, 'epoch_*.pth')), key=_epoch)
-        if not checkpoints:
+        try:
+            checkpoint = find_best_checkpoint(source)
+        except FileNotFoundError:
+            checkpoint = find_last_checkpoint(source)
+        if checkpoint is None:
             raise FileNotFoundError(
-                f'{source} holds no best_*.pth or epoch_*.pth checkpoint')
-        checkpoint = checkpoints[-1]
+                f'{source} holds no last_checkpoint of a training run; pass '
+                'the checkpoint file')
         if config is None:
             dumped = glob.glob(osp.join(source, '*.py'))
             if len(dumped) != 1:

@@ -251,9 +251,10 @@ def select_options(config, key):
 
 def test_best(config, work_dir, opts):
     """The test mAP of the best validation checkpoint a training left in
-    ``work_dir``."""
-    best = sorted(glob.glob(osp.join(work_dir, 'best_*.pth')))
-    out = run([sys.executable, 'tools/test.py', config, best[-1],
+    ``work_dir`` (as the run records it)."""
+    from spml_mm.utils import find_best_checkpoint
+    out = run([sys.executable, 'tools/test.py', config,
+               find_best_checkpoint(work_dir),
                '--work-dir', work_dir, *opts])
     found = re.findall(r'Epoch\(test\).*?spml/mAP: ([\d.]+)', out)
     return float(found[-1])

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reproduce one column of the papers' results (docs/RESULTS.md) on the
 # real data: train every method's ResNet-50 config for DATASET with
-# tools/dist_train.sh, test its best validation checkpoint with tools/test.py,
+# tools/dist_train.sh, test its best validation checkpoint (as the run records
+# it: tools/best_checkpoint.py) with tools/test.py,
 # and print the table in the form of tools/benchmark/accuracy.py, beside the
 # papers' numbers; then the table of every dataset run so far under
 # WORK_ROOT's parent, in the papers' layout (reproduce_table.py --layout).
@@ -100,7 +101,7 @@ for method in $METHODS; do
             best="$work/best_spml_mAP_epoch_N.pth"
         else
             echo $(($(date +%s) - start)) >"$work/train_seconds"
-            best=$(ls -v "$work"/best_*.pth | tail -n 1)
+            best=$("$PYTHON" tools/best_checkpoint.py "$work")
         fi
         echo "+ $PYTHON tools/test.py $config $best --work-dir $work" \
             "${options[*]} > $work/test.log 2>&1"

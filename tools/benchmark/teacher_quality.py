@@ -38,7 +38,6 @@ Examples:
         --real-teacher
 """
 import argparse
-import glob
 import json
 import os
 import os.path as osp
@@ -142,10 +141,11 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
     vlpl_config = TEACHER_METHODS['vlpl'][0]
     options = proxy_options(SUITE, fraction, vlpl_config)
     if not osp.isfile(osp.join(REPO, files[0])):
-        best = sorted(glob.glob(osp.join(REPO, teacher_dir, 'best_*.pth')))
+        from spml_mm.utils import find_best_checkpoint
+        best = find_best_checkpoint(osp.join(REPO, teacher_dir))
         run([sys.executable, 'tools/score_teacher.py', vlpl_config,
              '--source', 'model', '--teacher-config', teacher_config,
-             '--checkpoint', osp.relpath(best[-1], REPO), '--out', files[0],
+             '--checkpoint', osp.relpath(best, REPO), '--out', files[0],
              '--cfg-options', *options])
     if not osp.isfile(osp.join(REPO, files[4])):
         from spml_mm.datasets.teacher_scores import (read_teacher_scores,
