@@ -25,9 +25,12 @@ class SPMLEarlyStoppingHook(Hook):
 
     The epoch's checkpoints are written as usual, so the best validation
     checkpoint (``CheckpointHook(save_best=...)``) is the one to test, as the
-    releases report. The best score is kept in the message hub's runtime
-    information, which checkpoints carry, so a resumed run applies the same
-    rule as an uninterrupted one.
+    releases report. The best score and the count of validations without a
+    new best are kept in the message hub's runtime information, which
+    checkpoints carry; an epoch's checkpoint is written before its
+    validation, and ``SPMLCheckpointHook`` (the configs' checkpoint hook)
+    validates that epoch again when a run is resumed from it, so a resumed
+    run stops where the uninterrupted one does.
 
     Any validation metric can be watched: ``SPMLAveragePrecision``'s
     ``spml/mAP`` (full labels), ``spml/mAP_observed`` (observed labels,
