@@ -12,8 +12,12 @@ positive per sample, no class both positive and negative), looks for images
 listed twice in a split (with different labels: a problem; with the same: a
 warning) and images in more than one split (a training image in val or
 test: a problem; val and test: a warning), names the classes without a
-positive in the training split (a warning), and checks every image file
-once (missing, unreadable, empty; with ``--decode`` also undecodable).
+positive in the training split (a warning), reads the teacher score file of
+a teacher label bank (VLPL, AEVLP: ``model.head.label_bank.score_file``)
+as training would (missing, another class list, images it lacks or that
+changed since it was written, no crop scores for DAMP), and checks every
+image file once (missing, unreadable, empty; with ``--decode`` also
+undecodable).
 Prints one line per problem and per warning with file and row, and exits
 with status 1 if there is any problem.
 """
@@ -95,6 +99,30 @@ def head_label_findings(cfg, dataset, infos):
     ]
 
 
+def teacher_findings(cfg, dataset):
+    """The problem with the teacher score file of the config's label bank
+    for the training set (as ``SPMLTeacherScoreHook`` reads it), if any."""
+    from mmpretrain.registry import MODELS
+
+    from spml_mm.datasets.teacher_scores import (TeacherScoreError,
+                                                 load_teacher_table,
+                                                 no_crops_error)
+    from spml_mm.models.label_banks import DAMPLabelBank
+    bank = (cfg.get('model', {}).get('head') or {}).get('label_bank') or {}
+    if not bank.get('score_file'):
+        return []
+    where = 'teacher scores (model.head.label_bank.score_file)'
+    try:
+        table = load_teacher_table(bank['score_file'], dataset)
+        bank_type = MODELS.get(bank.get('type', ''))
+        if isinstance(bank_type, type) and issubclass(
+                bank_type, DAMPLabelBank) and 'crop_scores' not in table:
+            raise no_crops_error(bank['score_file'])
+    except (TeacherScoreError, FileNotFoundError) as err:
+        return [f'{where}: {err}']
+    return []
+
+
 def unique(lines):
     """``lines`` without repeats, in order: the official train split's
     label problems stop both the train and the val split."""
@@ -123,7 +151,7 @@ def check(cfg, decode=False):
         warnings += warned
         if split == 'train':
             found, warned = head_label_findings(cfg, dataset, splits[split])
-            problems += found
+            problems += found + teacher_findings(cfg, dataset)
             warnings += warned
     found, warned = shared_image_findings(splits)
     problems += found

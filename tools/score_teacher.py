@@ -143,6 +143,11 @@ def read_user_file(args) -> Tuple[List[str], Optional[List[str]], np.ndarray,
             raise ValueError(f'{path}: {err}; expected one image path and '
                              'one number per class on each row') from None
     elif path.endswith('.npz'):
+        from spml_mm.datasets.teacher_scores import not_npz
+        problem = not_npz(path)
+        if problem:
+            raise ValueError(f'{problem}; --scores takes an .npz, .npy or '
+                             '.csv (a table of text is a .csv)')
         with np.load(path, allow_pickle=False) as data:
             if 'scores' not in data.files or not ({'img_paths', 'images'} &
                                                   set(data.files)):
@@ -287,11 +292,15 @@ def main(argv=None) -> int:
     from spml_mm.datasets.teacher_scores import (TeacherScoreError,
                                                  dataset_classes,
                                                  dataset_image_paths,
+                                                 describe_dataset, file_sha256,
+                                                 image_fingerprints,
                                                  read_teacher_scores,
                                                  save_teacher_scores,
                                                  teacher_rows)
     from spml_mm.engine.teacher_scorer import (DEFAULT_PROMPTS, RAM_NOT_YET,
-                                               build_teacher, file_sha256)
+                                               TeacherUnavailableError,
+                                               build_teacher,
+                                               load_teacher_config)
     from spml_mm.engine.teacher_scoring import (identity_differences,
                                                 paths_sha256, run_identity,
                                                 score_images)
@@ -311,9 +320,15 @@ def main(argv=None) -> int:
         sys.argv[1:] if argv is None else list(argv))
     if '--out' not in command:
         command += f' --out {shlex.quote(out)}'
+    try:
+        fingerprints = image_fingerprints(img_paths, dataset.data_root)
+    except TeacherScoreError as err:
+        print(f'error: {err}', file=sys.stderr)
+        return 1
     meta = dict(source=args.source, num_images=len(img_paths),
-                images_sha256=paths_sha256(img_paths), classes=classes,
-                command=command, config=args.config,
+                images_sha256=paths_sha256(img_paths),
+                images_fingerprint=paths_sha256(fingerprints),
+                classes=classes, command=command, config=args.config,
                 dataset=dict(type=type(dataset).__name__,
                              data_root=dataset.data_root,
                              split=getattr(dataset, 'split', None)))
@@ -332,7 +347,7 @@ def main(argv=None) -> int:
             if not args.checkpoint:
                 raise ValueError(f'--source {args.source} needs --checkpoint '
                                  '(the teacher\'s weights)')
-            teacher_cfg = Config.fromfile(teacher_config)
+            teacher_cfg = load_teacher_config(teacher_config)
             if args.teacher_options:
                 teacher_cfg.merge_from_dict(args.teacher_options)
             meta.update(
@@ -343,7 +358,7 @@ def main(argv=None) -> int:
                 checkpoint=args.checkpoint,
                 checkpoint_sha256=file_sha256(args.checkpoint),
                 crop_grid=args.crops, image_size=args.image_size,
-                interpolation='bicubic')
+                interpolation='bilinear')
             if args.source == 'clip':
                 meta.update(prompts=list(args.prompts or DEFAULT_PROMPTS),
                             temperature=args.temperature)
@@ -362,14 +377,19 @@ def main(argv=None) -> int:
         identity = run_identity(meta)
         if osp.isfile(out) and not args.overwrite:
             table = read_teacher_scores(out)
-            diffs = identity_differences(run_identity(table['meta']),
-                                         identity)
+            # other image files at the same paths: teacher_rows says so
+            diffs = [
+                diff for diff in identity_differences(
+                    run_identity(table['meta']), identity)
+                if not diff.startswith('images_fingerprint: ')
+            ]
             if diffs:
                 raise TeacherScoreError(
                     f'{out} exists and was made for something else: '
                     f'{"; ".join(diffs)}. Pass --overwrite to replace it, '
                     'or another --out.')
-            teacher_rows(table, out, img_paths, classes)
+            teacher_rows(table, out, img_paths, classes, dataset.data_root,
+                         describe_dataset(dataset))
             print(f'{out} holds these scores already (made '
                   f'{table["meta"].get("created")}); reusing it')
             return 0
@@ -392,9 +412,9 @@ def main(argv=None) -> int:
         # what the run was identified by stays as the cache compares it
         meta.update({k: v for k, v in extra.items() if k not in identity})
         save_teacher_scores(out, scores, img_paths, classes, meta,
-                            crop_scores=crops)
-    except (TeacherScoreError, ValueError, FileNotFoundError,
-            ImportError, NotImplementedError) as err:
+                            crop_scores=crops, img_fingerprints=fingerprints)
+    except (TeacherScoreError, ValueError, FileNotFoundError, ImportError,
+            NotImplementedError, TeacherUnavailableError) as err:
         print(f'error: {err}', file=sys.stderr)
         return 1
     if osp.isfile(out + '.partial.npz'):

@@ -15,6 +15,7 @@ import numpy as np
 
 from spml_mm.datasets.teacher_scores import (dataset_classes,
                                               dataset_image_paths,
+                                              image_fingerprints,
                                               save_teacher_scores)
 
 #: softmax temperature of the synthetic teacher's logits
@@ -82,10 +83,11 @@ def write_synthetic_teacher(dataset,
     training split) to ``path``; return its scores (N, C)."""
     labels = full_label_matrix(dataset)
     scores, crops = synthetic_teacher_scores(labels, noise, seed, num_crops)
+    img_paths = dataset_image_paths(dataset)
     save_teacher_scores(
         path,
         scores,
-        dataset_image_paths(dataset),
+        img_paths,
         dataset_classes(dataset),
         dict(
             source='synthetic',
@@ -93,5 +95,6 @@ def write_synthetic_teacher(dataset,
             seed=seed,
             temperature=TEMPERATURE,
             crops=num_crops),
-        crop_scores=crops)
+        crop_scores=crops,
+        img_fingerprints=image_fingerprints(img_paths, dataset.data_root))
     return scores

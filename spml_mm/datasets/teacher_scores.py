@@ -12,6 +12,9 @@ A teacher score file is one ``.npz`` written by ``tools/score_teacher.py``
   observed positive, which the training set holds);
 - ``img_paths``: str (N,), each image's path relative to the dataset's
   ``data_root``, as the dataset lists it;
+- ``img_fingerprints``: str (N,), ``SIZE:DIGEST`` of each image file when
+  it was scored (:func:`image_fingerprint`), so that other images at the
+  same paths (a dataset regenerated or replaced) are refused;
 - ``classes``: str (C,), the class names in the dataset's order;
 - ``meta``: a JSON string saying what produced the scores (``source``: one of
   :data:`SOURCES`; the model config, checkpoint sha256, prompts, crop grid,
@@ -19,11 +22,14 @@ A teacher score file is one ``.npz`` written by ``tools/score_teacher.py``
 
 Nothing in the file is a pickled object, so reading it runs no code.
 """
+import hashlib
 import io
 import json
 import os
 import os.path as osp
+import re
 import time
+import zipfile
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -33,7 +39,16 @@ import torch
 SOURCES = ('file', 'model', 'clip', 'ram', 'synthetic')
 #: The arrays of a score file, required and optional.
 REQUIRED_KEYS = ('scores', 'img_paths', 'classes', 'meta')
-OPTIONAL_KEYS = ('crop_scores', )
+OPTIONAL_KEYS = ('crop_scores', 'img_fingerprints')
+#: Bytes of each end of an image file that its fingerprint hashes.
+FINGERPRINT_BYTES = 4096
+#: The first bytes of a zip archive, which an ``.npz`` is.
+ZIP_MAGIC = (b'PK\x03\x04', b'PK\x05\x06')
+#: The command that writes a synthetic teacher's file (``--crops K``: K
+#: crops per image).
+SYNTHETIC_COMMAND = ('python -m tools.benchmark.teacher_quality '
+                     '--write-teacher CONFIG --noise {noise} --crops {crops} '
+                     '--teacher-out {path}')
 
 
 class TeacherScoreError(ValueError):
@@ -61,13 +76,84 @@ def dataset_classes(dataset) -> List[str]:
     return [str(c) for c in classes]
 
 
-def rewrite_command(path: str, meta: Optional[dict] = None) -> str:
-    """The command that writes the score file ``path`` again."""
-    if meta and meta.get('command'):
-        return meta['command']
-    source = (meta or {}).get('source', '{file,model,clip,ram}')
-    return (f'python tools/score_teacher.py CONFIG --source {source} ... '
-            f'--out {path}')
+def describe_dataset(dataset) -> str:
+    """How messages name ``dataset``: its type and ``data_root``."""
+    return (f'the dataset ({type(dataset).__name__}, '
+            f'{getattr(dataset, "data_root", "")})')
+
+
+def file_sha256(path: str) -> str:
+    """sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def image_fingerprint(path: str) -> str:
+    """``SIZE:DIGEST`` of an image file: its size in bytes and a 64-bit
+    blake2b digest of its first and last :data:`FINGERPRINT_BYTES` bytes
+    (two reads, whatever the file's size)."""
+    with open(path, 'rb') as f:
+        size = os.fstat(f.fileno()).st_size
+        digest = hashlib.blake2b(f.read(FINGERPRINT_BYTES), digest_size=8)
+        if size > FINGERPRINT_BYTES:
+            f.seek(max(size - FINGERPRINT_BYTES, FINGERPRINT_BYTES))
+            digest.update(f.read())
+    return f'{size}:{digest.hexdigest()}'
+
+
+def image_fingerprints(img_paths: Sequence[str],
+                       data_root: Optional[str]) -> List[str]:
+    """The :func:`image_fingerprint` of each of ``img_paths`` (relative to
+    ``data_root``)."""
+    fingerprints = []
+    for path in img_paths:
+        full = osp.join(data_root or '', path)
+        try:
+            fingerprints.append(image_fingerprint(full))
+        except OSError as err:
+            raise TeacherScoreError(
+                f'image {full} cannot be read ({err.strerror}); '
+                'python tools/check_dataset.py CONFIG lists every missing '
+                'or unreadable image.') from None
+    return fingerprints
+
+
+def not_npz(path: str) -> Optional[str]:
+    """Why ``path`` is not an ``.npz`` (a zip archive), or None."""
+    with open(path, 'rb') as f:
+        head = f.read(16)
+    if head[:4] in ZIP_MAGIC:
+        return None
+    if not head:
+        return f'{path} is empty, not an .npz file'
+    return (f'{path} is not an .npz file (a zip archive): it starts with '
+            f'{head!r}')
+
+
+def rewrite_command(path: str,
+                    meta: Optional[dict] = None,
+                    crops: bool = False) -> str:
+    """The command that writes the score file ``path`` again (``crops``:
+    with crop scores, AEVLP's), replacing it where it exists."""
+    meta = meta or {}
+    if meta.get('source') == 'synthetic':
+        return SYNTHETIC_COMMAND.format(
+            noise=meta.get('noise', 'NOISE'),
+            crops=4 if crops else meta.get('crops', 0),
+            path=path)
+    command = meta.get('command') or (
+        'python tools/score_teacher.py CONFIG --source '
+        f'{meta.get("source", "{file,model,clip,ram}")} ... --out {path}')
+    if crops:
+        command, found = re.subn(r'--crops[ =]\S+', '--crops 4', command)
+        if not found:
+            command += ' --crops 4'
+    if osp.isfile(path) and '--overwrite' not in command.split():
+        command += ' --overwrite'
+    return command
 
 
 def _check_scores(name: str, values: np.ndarray, where: str) -> None:
@@ -94,7 +180,9 @@ def save_teacher_scores(path: str,
                         img_paths: Sequence[str],
                         classes: Sequence[str],
                         meta: Dict,
-                        crop_scores=None) -> None:
+                        crop_scores=None,
+                        *,
+                        img_fingerprints: Sequence[str]) -> None:
     """Write a teacher score file (atomically: a reader never sees half a
     file).
 
@@ -107,6 +195,8 @@ def save_teacher_scores(path: str,
         meta (dict): What produced the scores; ``source`` must be one of
             :data:`SOURCES`. ``created`` and ``spml_mm_version`` are added.
         crop_scores (array-like, optional): (N, K, C) scores of K crops.
+        img_fingerprints (Sequence[str]): The :func:`image_fingerprints` of
+            the N images scored, taken when they were read.
     """
     from spml_mm.version import __version__
     scores = np.asarray(scores, dtype=np.float32)
@@ -117,6 +207,10 @@ def save_teacher_scores(path: str,
             f'{path}: scores of shape {scores.shape} for {len(img_paths)} '
             f'images and {len(classes)} classes; expected '
             f'({len(img_paths)}, {len(classes)}).')
+    if len(img_fingerprints) != len(img_paths):
+        raise TeacherScoreError(
+            f'{path}: {len(img_fingerprints)} image fingerprints for '
+            f'{len(img_paths)} images.')
     _check_scores('scores', scores, path)
     if len(set(img_paths)) != len(img_paths):
         seen, twice = set(), []
@@ -135,6 +229,7 @@ def save_teacher_scores(path: str,
             f'{meta.get("source")!r}.')
     arrays = dict(scores=scores,
                   img_paths=np.array(img_paths, dtype=str),
+                  img_fingerprints=np.array(img_fingerprints, dtype=str),
                   classes=np.array(classes, dtype=str))
     if crop_scores is not None:
         crop_scores = np.asarray(crop_scores, dtype=np.float32)
@@ -167,17 +262,22 @@ def read_teacher_scores(path: str) -> dict:
         raise FileNotFoundError(
             f'teacher score file {path} not found; write it with '
             f'{rewrite_command(path)}')
+    problem = not_npz(path)
+    if problem:
+        raise TeacherScoreError(
+            f'{problem}; a teacher score file is an .npz written by '
+            f'tools/score_teacher.py: {rewrite_command(path)}')
     try:
         with np.load(path, allow_pickle=False) as data:
             table = {k: data[k] for k in data.files}
     except ValueError as err:
         raise TeacherScoreError(
-            f'{path}: cannot be read without unpickling ({err}); write it '
-            f'with {rewrite_command(path)}') from None
-    except (OSError, EOFError) as err:
+            f'{path}: holds pickled Python objects, which are not read '
+            f'({err}); write it with {rewrite_command(path)}') from None
+    except (OSError, EOFError, zipfile.BadZipFile) as err:
         raise TeacherScoreError(
-            f'{path}: cannot be read ({err}); the file is truncated or not '
-            f'an .npz. Write it again with {rewrite_command(path)}') from None
+            f'{path}: cannot be read ({err}); the file is truncated or '
+            f'damaged. Write it again with {rewrite_command(path)}') from None
     missing = [k for k in REQUIRED_KEYS if k not in table]
     if missing:
         raise TeacherScoreError(
@@ -204,6 +304,10 @@ def read_teacher_scores(path: str) -> dict:
         raise TeacherScoreError(
             f'{path}: crop_scores of shape {crops.shape}, expected ({n}, K, '
             f'{c}); write it again with {command}')
+    if len(table.get('img_fingerprints', ())) not in (0, n):
+        raise TeacherScoreError(
+            f'{path}: {len(table["img_fingerprints"])} image fingerprints '
+            f'for {n} images; write it again with {command}')
     for name in ('scores', 'crop_scores'):
         if name in table:
             try:
@@ -213,14 +317,61 @@ def read_teacher_scores(path: str) -> dict:
                     f'{err} Write it again with {command}') from None
     table['img_paths'] = [osp.normpath(str(p)) for p in table['img_paths']]
     table['classes'] = [str(c) for c in table['classes']]
+    if 'img_fingerprints' in table:
+        table['img_fingerprints'] = [str(f) for f in table['img_fingerprints']]
     return table
 
 
-def teacher_rows(table: dict, path: str, img_paths: Sequence[str],
-                 classes: Sequence[str], what: str = 'the dataset'
-                 ) -> np.ndarray:
+def _fingerprint_difference(then: str, now: str) -> str:
+    size_then, size_now = then.split(':')[0], now.split(':')[0]
+    if size_then != size_now:
+        return f'{size_then} bytes when scored, {size_now} now'
+    return f'{size_now} bytes as when scored, other content'
+
+
+def check_fingerprints(table: dict, path: str, img_paths: Sequence[str],
+                       rows: np.ndarray, data_root: Optional[str],
+                       what: str) -> None:
+    """Refuse ``table`` unless rows ``rows`` are the fingerprints of the
+    image files ``img_paths`` (relative to ``data_root``) now; a file
+    without fingerprints is refused too."""
+    meta = table['meta']
+    if 'img_fingerprints' not in table:
+        raise TeacherScoreError(
+            f'{path} records no image fingerprints (written '
+            f'{meta.get("created", "at an unknown date")} by spml-mm '
+            f'{meta.get("spml_mm_version", "?")}, before score files kept '
+            f'them), so nothing shows that {what} holds the images it '
+            'scored rather than others at the same paths. Score the images '
+            f'again with {rewrite_command(path, meta)}; or, if they are the '
+            'very images it scored, bind the file to them with python '
+            f'tools/score_teacher.py CONFIG --source file --scores {path} '
+            f'--out {path} --overwrite')
+    now = image_fingerprints(img_paths, data_root)
+    then = [table['img_fingerprints'][r] for r in rows]
+    changed = [k for k, (a, b) in enumerate(zip(then, now)) if a != b]
+    if changed:
+        k = changed[0]
+        raise TeacherScoreError(
+            f'{path} scored other image files than those of {what}: '
+            f'{len(changed)} of the {len(now)} images differ from the ones '
+            f'it scored (first: {img_paths[k]!r}, '
+            f'{_fingerprint_difference(then[k], now[k])}): they were '
+            'regenerated or replaced since it was written '
+            f'({meta.get("created", "date unknown")}). Score them again '
+            f'with {rewrite_command(path, meta)}')
+
+
+def teacher_rows(table: dict,
+                 path: str,
+                 img_paths: Sequence[str],
+                 classes: Sequence[str],
+                 data_root: Optional[str],
+                 what: str = 'the dataset') -> np.ndarray:
     """The row of ``table`` of each of ``img_paths``; refuses a table made
-    for other classes or other images, naming what differs."""
+    for other classes, without some of the images, or for other image files
+    at those paths (:func:`check_fingerprints`), naming what differs. Rows
+    of other images (a subset of the scored set is trained) are ignored."""
     command = rewrite_command(path, table['meta'])
     classes = [str(c) for c in classes]
     if table['classes'] != classes:
@@ -241,24 +392,57 @@ def teacher_rows(table: dict, path: str, img_paths: Sequence[str],
     rows = {p: i for i, p in enumerate(table['img_paths'])}
     wanted = [osp.normpath(str(p)) for p in img_paths]
     missing = [p for p in wanted if p not in rows]
-    n_file, n_data = len(rows), len(wanted)
-    extra = sorted(set(rows) - set(wanted))
-    if missing or extra:
+    if missing:
+        n_file, n_data = len(rows), len(wanted)
         size = ('' if n_file == n_data else
                 f'it has {n_file} images and {what} {n_data} (another '
                 'dataset or split?); ')
-        parts = []
-        if missing:
-            parts.append(f'{len(missing)} images of {what} are missing '
-                         f'from it (first: {missing[0]!r})')
-        if extra:
-            parts.append(f'{len(extra)} images in it are not in {what} '
-                         f'(first: {extra[0]!r})')
+        extra = sorted(set(rows) - set(wanted))
+        others = (f'; {len(extra)} images in it are not in {what} (first: '
+                  f'{extra[0]!r})' if extra else '')
         raise TeacherScoreError(
             f'{path} was written for another dataset: {size}'
-            f'{"; ".join(parts)}. Write it again for this dataset with '
-            f'{command}')
-    return np.array([rows[p] for p in wanted], dtype=np.int64)
+            f'{len(missing)} images of {what} are missing from it (first: '
+            f'{missing[0]!r}){others}. Write it again for this dataset '
+            f'with {command}')
+    found = np.array([rows[p] for p in wanted], dtype=np.int64)
+    check_fingerprints(table, path, wanted, found, data_root, what)
+    return found
+
+
+def load_teacher_table(path: str, dataset) -> Dict[str, torch.Tensor]:
+    """The teacher scores of every image of ``dataset``, checked against
+    its classes, images and image files (:func:`teacher_rows`).
+
+    Returns:
+        dict: ``scores``, float32 (len(dataset), C) in [0, 1], row ``i`` the
+        image of ``sample_idx`` ``i``, and, where the file has them,
+        ``crop_scores`` (len(dataset), K, C).
+    """
+    table = read_teacher_scores(path)
+    rows = teacher_rows(table, path, dataset_image_paths(dataset),
+                        dataset_classes(dataset),
+                        getattr(dataset, 'data_root', None),
+                        describe_dataset(dataset))
+    return {
+        name: torch.from_numpy(
+            np.ascontiguousarray(table[name][rows], np.float32))
+        for name in ('scores', 'crop_scores') if name in table
+    }
+
+
+def no_crops_error(path: str) -> TeacherScoreError:
+    """The refusal of the score file ``path`` without crop scores where
+    DAMP reads them."""
+    meta = read_teacher_scores(path)['meta']
+    if meta.get('source') == 'file':
+        how = ('add crop_scores (N x K x C) to your scores '
+               f'({meta.get("scores_file", "the --scores file")}) and '
+               f'convert them again with {rewrite_command(path, meta)}')
+    else:
+        how = ('write it with crop scores (AEVLP scores a 4 x 4 grid) with '
+               f'{rewrite_command(path, meta, crops=True)}')
+    return TeacherScoreError(f'{path} holds no crop scores; {how}')
 
 
 def load_teacher_scores(path: str,
@@ -269,7 +453,7 @@ def load_teacher_scores(path: str,
     Args:
         path (str): A teacher score ``.npz``.
         dataset (BaseDataset): The (training) dataset the scores are for;
-            its images and classes must be the file's.
+            its images and classes must be in the file.
         crops (bool): Return the crop scores (N, K, C) instead; refuses a
             file without them. Defaults to False.
 
@@ -277,17 +461,7 @@ def load_teacher_scores(path: str,
         torch.Tensor: float32 (len(dataset), C) in [0, 1], row ``i`` the
         image of ``sample_idx`` ``i``.
     """
-    table = read_teacher_scores(path)
-    rows = teacher_rows(
-        table, path, dataset_image_paths(dataset), dataset_classes(dataset),
-        f'the dataset ({type(dataset).__name__}, '
-        f'{getattr(dataset, "data_root", "")})')
-    if crops:
-        if 'crop_scores' not in table:
-            raise TeacherScoreError(
-                f'{path} holds no crop scores; write it with crops, e.g. '
-                f'{rewrite_command(path, table["meta"])} --crops 3')
-        return torch.from_numpy(
-            np.ascontiguousarray(table['crop_scores'][rows], np.float32))
-    return torch.from_numpy(
-        np.ascontiguousarray(table['scores'][rows], np.float32))
+    table = load_teacher_table(path, dataset)
+    if crops and 'crop_scores' not in table:
+        raise no_crops_error(path)
+    return table['crop_scores' if crops else 'scores']

@@ -18,10 +18,13 @@ classes:
 score file (:mod:`spml_mm.datasets.teacher_scores`); a hook that re-scores
 during training calls :meth:`TeacherScorer.score` itself.
 """
-import hashlib
 import inspect
 import os.path as osp
+import socket
+import threading
 from typing import Optional, Sequence, Union
+from urllib.parse import urlparse
+from urllib.request import getproxies
 
 import mmcv
 import numpy as np
@@ -35,9 +38,19 @@ DEFAULT_PROMPTS = ('a photo of a {}.', )
 DEFAULT_TEMPERATURE = 0.01
 MULTIMODAL_HINT = (
     "MMPretrain 1.2's multimodal models (CLIPZeroShot, RAM) need "
-    "pip install 'transformers>=4.28,<5' 'huggingface_hub<1' pycocotools "
-    '(transformers 5 no longer provides what mmpretrain.models.multimodal '
-    'imports)')
+    "pip install 'transformers>=4.28,<4.52' 'huggingface_hub<1' pycocotools "
+    "(pip install -e '.[teacher]'; transformers 4.52 and later no longer "
+    'provide what mmpretrain.models.multimodal imports)')
+#: How to give the teacher a tokenizer the Hugging Face Hub cannot serve.
+TOKENIZER_HINT = (
+    'On a machine that reaches the Hub, save the tokenizer with python -c '
+    '"from transformers import AutoTokenizer; '
+    "AutoTokenizer.from_pretrained('{name}').save_pretrained('FOLDER')\", "
+    'copy FOLDER here and pass --teacher-options '
+    'model.tokenizer.name_or_path=FOLDER')
+#: Seconds the Hugging Face Hub has to answer before a tokenizer that only
+#: it can serve is refused.
+HUB_TIMEOUT = 5.
 
 RAM_NOT_YET = (
     '--source ram is not available yet: RAM (MMPretrain RAMNormal) needs '
@@ -47,19 +60,85 @@ RAM_NOT_YET = (
     '(docs/user_guides/teacher_scores.md).')
 
 
-def file_sha256(path: str) -> str:
-    """sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''):
-            digest.update(block)
-    return digest.hexdigest()
+class TeacherUnavailableError(RuntimeError):
+    """A part of the teacher (its tokenizer) cannot be had here."""
+
+
+def load_teacher_config(path: str) -> Config:
+    """A teacher's MMPretrain config: a file, or ``package::path`` in the
+    configs of an installed OpenMMLab package (MMPretrain's model zoo, e.g.
+    ``mmpretrain::clip/clip_vit-base-p16_zeroshot-cls_in1k.py``)."""
+    if '::' in path:
+        from mmengine.config.utils import (_get_external_cfg_base_path,
+                                           _get_package_and_cfg_path)
+        from mmengine.utils import get_installed_path
+        package, relative = _get_package_and_cfg_path(path)
+        path = _get_external_cfg_base_path(get_installed_path(package),
+                                           relative)
+    return Config.fromfile(path)
+
+
+def hub_unreachable(endpoint: str,
+                    timeout: float = HUB_TIMEOUT) -> Optional[str]:
+    """Why ``endpoint`` takes no connection within ``timeout`` seconds, or
+    None (also where a proxy serves it, which is not tried)."""
+    url = urlparse(endpoint)
+    if url.scheme in getproxies():
+        return None
+    port = url.port or (443 if url.scheme == 'https' else 80)
+    outcome = []
+
+    def connect():
+        try:
+            socket.create_connection((url.hostname, port), timeout).close()
+            outcome.append(None)
+        except OSError as err:
+            outcome.append(f'{endpoint} cannot be reached ({err})')
+
+    # in a thread: name resolution takes no timeout
+    thread = threading.Thread(target=connect, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return outcome[0] if outcome else \
+        f'{endpoint} did not answer within {timeout:g} s'
+
+
+def check_tokenizer(model_cfg) -> None:
+    """Refuse at once a Hugging Face tokenizer that cannot be had: not a
+    folder, not in the Hub's cache, and the Hub offline (``HF_HUB_OFFLINE``)
+    or unreachable. ``transformers`` would retry for about a minute, then
+    fail without naming the remedy."""
+    name = (model_cfg.get('tokenizer') or {}).get('name_or_path')
+    if not name or osp.isdir(name):
+        return
+    from huggingface_hub import constants, try_to_load_from_cache
+    cached = isinstance(
+        try_to_load_from_cache(name, 'tokenizer_config.json'), str)
+    if constants.HF_HUB_OFFLINE:
+        if cached:
+            return
+        reason = 'HF_HUB_OFFLINE is set'
+    else:
+        reason = hub_unreachable(constants.ENDPOINT)
+        if reason is None:
+            return
+    if cached:
+        print(f'note: {reason}; transformers reads the cached tokenizer '
+              f'{name!r} after its retries (HF_HUB_OFFLINE=1 skips them)')
+        return
+    raise TeacherUnavailableError(
+        f'the tokenizer {name!r} (model.tokenizer.name_or_path of the '
+        'teacher config) is not in the Hugging Face cache '
+        f'({constants.HF_HUB_CACHE}) and {reason}. ' +
+        TOKENIZER_HINT.format(name=name))
 
 
 def whole_and_crops(image: np.ndarray, image_size: int, grid: int = 0,
-                    interpolation: str = 'bicubic') -> np.ndarray:
+                    interpolation: str = 'bilinear') -> np.ndarray:
     """The image and its ``grid x grid`` crops, each resized to
-    ``image_size`` squared: (1 + grid**2, S, S, 3).
+    ``image_size`` squared by Pillow (bilinear: torchvision's ``Resize`` of
+    a PIL image, as AEVLP's release resizes CLIP's input): (1 + grid**2, S,
+    S, 3).
 
     The crops are DAMP's (AEVLP's release): an image of W x H pixels is cut
     into tiles of ``W // grid`` x ``H // grid`` pixels, row by row, without
@@ -67,7 +146,10 @@ def whole_and_crops(image: np.ndarray, image_size: int, grid: int = 0,
     tile).
     """
     size = (image_size, image_size)
-    views = [mmcv.imresize(image, size, interpolation=interpolation)]
+    views = [
+        mmcv.imresize(image, size, interpolation=interpolation,
+                      backend='pillow')
+    ]
     if grid:
         height, width = image.shape[:2]
         tile_h, tile_w = max(height // grid, 1), max(width // grid, 1)
@@ -76,7 +158,8 @@ def whole_and_crops(image: np.ndarray, image_size: int, grid: int = 0,
                 tile = image[y * tile_h:min((y + 1) * tile_h, height),
                              x * tile_w:min((x + 1) * tile_w, width)]
                 views.append(
-                    mmcv.imresize(tile, size, interpolation=interpolation))
+                    mmcv.imresize(tile, size, interpolation=interpolation,
+                                  backend='pillow'))
     return np.stack(views)
 
 
@@ -277,7 +360,8 @@ def build_teacher(source: str,
 
     Args:
         source (str): ``'model'`` or ``'clip'``.
-        config (str | Config): The teacher's MMPretrain config.
+        config (str | Config): The teacher's MMPretrain config (a file or
+            ``package::path``, see :func:`load_teacher_config`).
         checkpoint (str): Its weights.
         classes (Sequence[str]): The dataset's classes.
         image_size (int): Side of the square input.
@@ -290,7 +374,7 @@ def build_teacher(source: str,
 
     if source == 'ram':
         raise NotImplementedError(RAM_NOT_YET)
-    cfg = Config.fromfile(config) if isinstance(config, str) else config
+    cfg = load_teacher_config(config) if isinstance(config, str) else config
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
     model_cfg = cfg.model.copy()
     check_model_type(model_cfg, source)
@@ -299,9 +383,17 @@ def build_teacher(source: str,
                          f"{cfg.filename} builds {model_cfg['type']}")
     if source == 'model' and cfg.get('data_preprocessor') is not None:
         model_cfg.setdefault('data_preprocessor', cfg.data_preprocessor)
-    model = MODELS.build(model_cfg)
     if not osp.isfile(checkpoint):
         raise FileNotFoundError(f'checkpoint {checkpoint} not found')
+    check_tokenizer(model_cfg)
+    try:
+        model = MODELS.build(model_cfg)
+    except OSError as err:  # transformers' tokenizer cannot be fetched
+        name = (model_cfg.get('tokenizer') or {}).get('name_or_path')
+        if not name:
+            raise
+        raise TeacherUnavailableError(
+            f'{err} ' + TOKENIZER_HINT.format(name=name)) from None
     # missing or unexpected keys are logged
     loaded = load_checkpoint(model, checkpoint, map_location='cpu',
                              logger='current')

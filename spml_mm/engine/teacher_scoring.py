@@ -23,10 +23,11 @@ from .teacher_scorer import TeacherScorer, whole_and_crops
 
 #: The meta keys that say which scores a file holds: a cached file whose
 #: keys differ from a new run's was made for something else.
-IDENTITY_KEYS = ('source', 'num_images', 'images_sha256', 'classes',
-                 'teacher_config_sha256', 'checkpoint_sha256',
-                 'scores_file_sha256', 'feature_cache_sha256', 'prompts',
-                 'temperature', 'crop_grid', 'image_size', 'interpolation')
+IDENTITY_KEYS = ('source', 'num_images', 'images_sha256',
+                 'images_fingerprint', 'classes', 'teacher_config_sha256',
+                 'checkpoint_sha256', 'scores_file_sha256',
+                 'feature_cache_sha256', 'prompts', 'temperature',
+                 'crop_grid', 'image_size', 'interpolation')
 
 
 def paths_sha256(img_paths: Sequence[str]) -> str:
@@ -52,6 +53,9 @@ def identity_differences(old: dict, new: dict) -> List[str]:
             a, b = old.get(key), new.get(key)
             if key == 'classes' and a and b:
                 diffs.append(f'classes: {_class_difference(a, b)}')
+            elif key == 'images_fingerprint' and a and b:
+                diffs.append('images_fingerprint: other image files at the '
+                             'same paths')
             else:
                 diffs.append(f'{key}: {a!r} -> {b!r}')
     return diffs
@@ -96,7 +100,7 @@ def score_images(teacher: TeacherScorer,
                  identity: dict,
                  batch_size: int = 32,
                  grid: int = 0,
-                 interpolation: str = 'bicubic',
+                 interpolation: str = 'bilinear',
                  partial_path: Optional[str] = None,
                  save_every: int = 1000,
                  feature_cache: Optional[str] = None

@@ -9,6 +9,7 @@ import torch
 from spml_mm.datasets import SPMLDataset
 from spml_mm.datasets.teacher_scores import (TeacherScoreError,
                                              dataset_image_paths,
+                                             image_fingerprints,
                                              load_teacher_scores,
                                              read_teacher_scores,
                                              save_teacher_scores)
@@ -29,6 +30,10 @@ def _table(dataset, seed=0):
     return scores, [paths[i] for i in order], classes, scores[order]
 
 
+def _prints(dataset, paths):
+    return image_fingerprints(paths, dataset.data_root)
+
+
 def test_paths_are_relative_to_data_root(dataset, tiny_demo):
     paths = dataset_image_paths(dataset)
     assert len(paths) == len(dataset)
@@ -44,7 +49,8 @@ def test_round_trip_in_sample_order(dataset, tmp_path):
     path = str(tmp_path / 'teacher.npz')
     save_teacher_scores(path, stored, paths, classes,
                         dict(source='synthetic', note='test'),
-                        crop_scores=crops)
+                        crop_scores=crops,
+                        img_fingerprints=_prints(dataset, paths))
     loaded = load_teacher_scores(path, dataset)
     assert loaded.dtype == torch.float32
     assert loaded.shape == (len(dataset), 10)
@@ -56,7 +62,8 @@ def test_round_trip_in_sample_order(dataset, tmp_path):
     # no pickled objects: readable with allow_pickle=False
     with np.load(path, allow_pickle=False) as data:
         assert sorted(data.files) == [
-            'classes', 'crop_scores', 'img_paths', 'meta', 'scores'
+            'classes', 'crop_scores', 'img_fingerprints', 'img_paths',
+            'meta', 'scores'
         ]
         assert data['scores'].dtype == np.float32
         meta = json.loads(str(data['meta']))
@@ -67,7 +74,8 @@ def test_round_trip_in_sample_order(dataset, tmp_path):
 def test_no_crops_refused(dataset, tmp_path):
     _, paths, classes, stored = _table(dataset)
     path = str(tmp_path / 'teacher.npz')
-    save_teacher_scores(path, stored, paths, classes, dict(source='file'))
+    save_teacher_scores(path, stored, paths, classes, dict(source='file'),
+                        img_fingerprints=_prints(dataset, paths))
     with pytest.raises(TeacherScoreError, match='holds no crop scores'):
         load_teacher_scores(path, dataset, crops=True)
 
@@ -79,6 +87,8 @@ def _save(path, dataset, **change):
                            command='python tools/score_teacher.py cfg.py '
                            f'--source clip --out {path}'))
     table.update(change)
+    if 'img_fingerprints' not in table:
+        table['img_fingerprints'] = _prints(dataset, table['img_paths'])
     save_teacher_scores(path, **table)
     return table
 
@@ -95,9 +105,10 @@ def test_other_class_order_refused(dataset, tmp_path):
                               'than the dataset (SPMLDataset')
     assert "the same classes in another order (0: '1' (file) vs '0'; " \
            "1: '0' (file) vs '1')" in message
+    # the file exists: the command replaces it
     assert message.endswith('Write it again for this dataset with python '
                             'tools/score_teacher.py cfg.py --source clip '
-                            f'--out {path}')
+                            f'--out {path} --overwrite')
 
 
 def test_other_class_names_refused(dataset, tmp_path):
@@ -117,7 +128,8 @@ def test_missing_and_extra_images_refused(dataset, tmp_path):
     _, paths, classes, stored = _table(dataset)
     paths = list(paths)
     paths[5] = 'images/other/x.png'
-    _save(path, dataset, img_paths=paths)
+    _save(path, dataset, img_paths=paths,
+          img_fingerprints=['0:0'] * len(paths))
     with pytest.raises(TeacherScoreError) as err:
         load_teacher_scores(path, dataset)
     message = str(err.value)
@@ -147,7 +159,8 @@ def test_scores_outside_unit_interval_refused(dataset, tmp_path, bad, what):
     stored[7, 2] = bad
     with pytest.raises(TeacherScoreError, match=f'scores holds 1 {what}'):
         save_teacher_scores(str(tmp_path / 'x.npz'), stored, paths, classes,
-                            dict(source='file'))
+                            dict(source='file'),
+                            img_fingerprints=_prints(dataset, paths))
     # a file written by other means is refused when read
     path = str(tmp_path / 'raw.npz')
     np.savez(path, scores=stored.astype(np.float32),
@@ -174,12 +187,17 @@ def test_not_a_score_file(dataset, tmp_path):
 def test_save_validates(dataset, tmp_path):
     _, paths, classes, stored = _table(dataset)
     path = str(tmp_path / 't.npz')
+    prints = _prints(dataset, paths)
     with pytest.raises(TeacherScoreError, match='listed twice'):
         save_teacher_scores(path, stored, [paths[0]] + paths[:-1], classes,
-                            dict(source='file'))
+                            dict(source='file'), img_fingerprints=prints)
     with pytest.raises(TeacherScoreError, match="meta\\['source'\\] must"):
-        save_teacher_scores(path, stored, paths, classes, dict(source='x'))
+        save_teacher_scores(path, stored, paths, classes, dict(source='x'),
+                            img_fingerprints=prints)
     with pytest.raises(TeacherScoreError, match='expected \\('):
         save_teacher_scores(path, stored[:, :3], paths, classes,
-                            dict(source='file'))
+                            dict(source='file'), img_fingerprints=prints)
+    with pytest.raises(TeacherScoreError, match='1 image fingerprints for'):
+        save_teacher_scores(path, stored, paths, classes, dict(source='file'),
+                            img_fingerprints=prints[:1])
     assert not osp.exists(path)

@@ -13,6 +13,7 @@ import mmcv
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from spml_mm.datasets import SPMLDataset
 from spml_mm.datasets.teacher_scores import (dataset_image_paths,
@@ -355,9 +356,11 @@ def test_clip_scores_prompts_and_crops(tiny_demo, dataset, tiny_clip,
     assert img.shape[:2] == (48, 48)
     views = [img] + [img[y:y + 24, x:x + 24] for y in (0, 24)
                      for x in (0, 24)]
+    # resized as AEVLP's release resizes (torchvision's Resize of a PIL
+    # image: Pillow's bilinear)
     views = torch.stack([
-        torch.from_numpy(mmcv.imresize(v, (32, 32),
-                                       interpolation='bicubic'))
+        torch.from_numpy(
+            np.array(Image.fromarray(v).resize((32, 32), Image.BILINEAR)))
         for v in views
     ]).permute(0, 3, 1, 2).float()
     expected = clip_reference(model, views, classes, prompts, 0.05)
@@ -377,7 +380,9 @@ def test_crop_grid_drops_the_remainder():
              image[3:6, 2:4]]
     for view, tile in zip(views[1:], tiles):
         np.testing.assert_array_equal(
-            view, mmcv.imresize(tile, (4, 4), interpolation='nearest'))
+            view,
+            mmcv.imresize(tile, (4, 4), interpolation='nearest',
+                          backend='pillow'))
 
 
 @pytest.mark.slow

@@ -84,13 +84,16 @@ class DAMPLabelBank(TeacherLabelBank):
     def row_buffers(self) -> Tuple[str, ...]:
         return ('teacher_score', 'crop_max', 'crop_min', 'crop_mean')
 
-    def fill(self, dataset) -> Dict[str, float]:
-        """Read the whole-image and crop scores of ``dataset`` from
-        ``score_file`` (see :meth:`TeacherLabelBank.fill`)."""
-        from spml_mm.datasets.teacher_scores import load_teacher_scores
-        stats = super().fill(dataset)
-        crops = load_teacher_scores(self.score_file, dataset, crops=True)
+    def fill_from(self, table: Dict[str, torch.Tensor]) -> Dict[str, float]:
+        """Fill the whole-image and crop scores (see
+        :meth:`TeacherLabelBank.fill_from`); refuses a file without crop
+        scores."""
+        from spml_mm.datasets.teacher_scores import no_crops_error
+        crops = table.get('crop_scores')
+        if crops is None:
+            raise no_crops_error(self.score_file)
         self._check_columns(crops, 'crop_scores')
+        stats = super().fill_from(table)
         self.crop_max.copy_(crops.amax(1))
         self.crop_min.copy_(crops.amin(1))
         self.crop_mean.copy_(crops.mean(1))

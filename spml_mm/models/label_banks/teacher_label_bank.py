@@ -90,15 +90,20 @@ class TeacherLabelBank(BaseLabelBank):
 
     def fill(self, dataset) -> Dict[str, float]:
         """Size the bank for ``dataset`` and read its teacher scores from
-        ``score_file`` (refused when the file was written for other images
-        or classes).
+        ``score_file`` (refused when the file was written for other images,
+        image files or classes).
 
         Returns:
             dict: The mean number per image of teacher scores at least
             ``threshold``, for the log.
         """
-        from spml_mm.datasets.teacher_scores import load_teacher_scores
-        scores = load_teacher_scores(self.score_file, dataset)
+        from spml_mm.datasets.teacher_scores import load_teacher_table
+        return self.fill_from(load_teacher_table(self.score_file, dataset))
+
+    def fill_from(self, table: Dict[str, torch.Tensor]) -> Dict[str, float]:
+        """Fill the bank from the tensors of
+        :func:`~spml_mm.datasets.teacher_scores.load_teacher_table`."""
+        scores = table['scores']
         self._check_columns(scores, 'scores')
         self.allocate(len(scores))
         self.teacher_score.copy_(scores)

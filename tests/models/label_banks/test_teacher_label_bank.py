@@ -98,15 +98,14 @@ def test_fill_reads_scores_and_crops(monkeypatch):
                                                               generator=g)
     calls = []
 
-    def load(path, dataset, crops_=False, **kwargs):
-        calls.append((path, dataset, kwargs.get('crops', crops_)))
-        return crops if kwargs.get('crops', crops_) else whole
+    def load(path, dataset):
+        calls.append((path, dataset))
+        return dict(scores=whole, crop_scores=crops)
 
-    monkeypatch.setattr(teacher_scores, 'load_teacher_scores', load)
+    monkeypatch.setattr(teacher_scores, 'load_teacher_table', load)
     bank = DAMPLabelBank(4, 'teacher.npz', threshold=0.5)
     stats = bank.fill('the dataset')
-    assert calls == [('teacher.npz', 'the dataset', False),
-                     ('teacher.npz', 'the dataset', True)]
+    assert calls == [('teacher.npz', 'the dataset')]
     assert bank.num_samples == 6 and torch.equal(bank.teacher_score, whole)
     assert torch.equal(bank.crop_max, crops.amax(1))
     assert torch.equal(bank.crop_min, crops.amin(1))
