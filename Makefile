@@ -23,7 +23,7 @@ data/demo/formatted_val_labels.npy: | $(STAMP)
 demo: $(STAMP) data/demo/formatted_val_labels.npy
 	$(PY) tools/train.py configs/an/an_vgg11bn_demo.py --work-dir work_dirs/an_demo
 	$(PY) tools/test.py configs/an/an_vgg11bn_demo.py \
-		$$(ls work_dirs/an_demo/best_*.pth | head -n 1) --work-dir work_dirs/an_demo
+		$$($(PY) tools/best_checkpoint.py work_dirs/an_demo) --work-dir work_dirs/an_demo
 
 # the fast tier: every test but those marked slow (trainings through the
 # tools, other processes); the GPU tier's tests (marker gpu) skip without CUDA

@@ -16,11 +16,9 @@ reference on a fully labelled validation subset, and the oracle (F1-optimal
 on the test labels themselves). Writes ``label_sets.{json,md,png}``.
 """
 import argparse
-import glob
 import json
 import os
 import os.path as osp
-import re
 import sys
 
 import numpy as np
@@ -52,15 +50,6 @@ WITHOUT_FULL = ('global_0.1', 'conformal_0.1', 'conformal_0.2', 'prior',
                 'topk')
 
 
-def best_checkpoint(work_dir):
-    """The best validation checkpoint a training left (the newest epoch)."""
-    found = glob.glob(osp.join(work_dir, 'best_*.pth'))
-    if not found:
-        raise FileNotFoundError(f'{work_dir}: no best_*.pth')
-    return max(found, key=lambda p: int(re.findall(r'\d+', osp.basename(
-        p))[-1]))
-
-
 def train_and_score(method, seed, work_root, npz):
     """Train ``method`` (resuming an interrupted run) and keep its logits
     on the validation and test splits with their labels."""
@@ -69,6 +58,7 @@ def train_and_score(method, seed, work_root, npz):
 
     from spml_mm.apis import load_model, score_split
     from spml_mm.evaluation import SPMLAveragePrecision
+    from spml_mm.utils import find_best_checkpoint
 
     config = METHODS[method][1]
     work_dir = osp.join(work_root, method)
@@ -77,7 +67,7 @@ def train_and_score(method, seed, work_root, npz):
     run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
          *resume, '--cfg-options', f'randomness.seed={seed}'])
     cfg = Config.fromfile(osp.join(REPO, config))
-    model = load_model(cfg, best_checkpoint(work_dir))
+    model = load_model(cfg, find_best_checkpoint(work_dir))
     out = {}
     for split in ('val', 'test'):
         scored = score_split(model, cfg, split)
