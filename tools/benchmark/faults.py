@@ -305,7 +305,8 @@ def kill_before_best_removal(bench):
     rc, _ = bench.train(work, env=dict(FAULT='kill_in_write', FAULT_AT='10'))
     left = best_files(work)
     rc2, out = bench.run(['tools/best_checkpoint.py', work])
-    named = osp.basename(out.strip().splitlines()[-1]) if rc2 == 0 else None
+    named = next((osp.basename(line) for line in out.splitlines()
+                  if rc2 == 0 and line.endswith('.pth')), None)
     rc3, _ = bench.train(work, '--resume')
     kept = best_files(work)
     ok = len(left) == 2 and rc3 == 0 and kept == [named]
