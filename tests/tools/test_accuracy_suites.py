@@ -5,6 +5,7 @@ import os
 import os.path as osp
 import sys
 
+import numpy as np
 import pytest
 
 from tests.conftest import REPO
@@ -170,3 +171,14 @@ def test_an_interrupted_rate_search_run_resumes(tmp_path):
     assert vals[1][-1]['step'] == 8
     assert found['val_mAP'] == max(e['spml/mAP'] for v in vals for e in v)
     assert 0 <= found['test_mAP'] <= 100
+    # the evidence keeps its score matrices: the test ones give its mAP
+    from spml_mm.evaluation import mean_average_precision
+    prefix = str(tmp_path / found['scores'])
+    with np.load(f'{prefix}_test.npz') as test, \
+            np.load(f'{prefix}_val.npz') as val:
+        assert test['scores'].dtype == np.float16
+        assert mean_average_precision(
+            test['scores'].astype(float), test['known'] == 1) == \
+            pytest.approx(found['test_mAP'], abs=0.2)
+        assert val['scores'].shape[1] == test['scores'].shape[1]
+        assert len(val['scores']) != len(test['scores'])

@@ -249,18 +249,36 @@ def select_options(config, key):
     return options
 
 
-def test_best(config, work_dir, opts):
+def test_best(config, work_dir, opts, scores=None):
     """The test mAP of the best validation checkpoint a training left in
-    ``work_dir`` (as the run records it)."""
+    ``work_dir`` (as the run records it). With ``scores``, its raw scores
+    and labels on the test and validation splits are kept in
+    ``<scores>_test.npz`` and ``<scores>_val.npz`` (``tools/test.py
+    --out-scores``), for analyses that need no model."""
     from spml_mm.utils import find_best_checkpoint
-    out = run([sys.executable, 'tools/test.py', config,
-               find_best_checkpoint(work_dir),
-               '--work-dir', work_dir, *opts])
+    test = [sys.executable, 'tools/test.py', config,
+            find_best_checkpoint(work_dir), '--work-dir', work_dir]
+    dump = ['--out-scores', f'{scores}_test.npz'] if scores else []
+    out = run([*test, *dump, *opts])
+    if scores:
+        run([*test, '--out-scores', f'{scores}_val.npz', *opts,
+             'test_dataloader.dataset.split=val'])
     found = re.findall(r'Epoch\(test\).*?spml/mAP: ([\d.]+)', out)
     return float(found[-1])
 
 
-def train_and_test(config, work_dir, seed, options):
+def scores_prefix(args, out_dir, name, method, key):
+    """Where a run keeps its score matrices (``scores/<name>/<method>_<key>``
+    under the results folder), or None: kept for the proxy suites' runs
+    (the evidence, unless ``--quick``) and with ``--keep-scores``."""
+    if not (args.keep_scores or (args.suite != 'demo' and not args.quick)):
+        return None
+    folder = osp.join(out_dir, 'scores', name)
+    os.makedirs(folder, exist_ok=True)
+    return osp.join(folder, f'{method}_{key}')
+
+
+def train_and_test(config, work_dir, seed, options, scores=None):
     """Train one configuration and return its test mAP and training time.
     A run an interrupted invocation left in ``work_dir`` is resumed (the
     training tool refuses a new run over an earlier run's checkpoints)."""
@@ -271,7 +289,7 @@ def train_and_test(config, work_dir, seed, options):
     run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
          *resume, *opts])
     seconds = time.time() - start
-    return test_best(config, work_dir, opts), seconds
+    return test_best(config, work_dir, opts, scores), seconds
 
 
 def compile_options(entry):
@@ -433,6 +451,11 @@ def main():
     parser.add_argument('--rerun', action='store_true',
                         help='run the requested methods and seeds again, '
                         'replacing their results in the json file')
+    parser.add_argument('--keep-scores', action='store_true',
+                        help='keep each run\'s test and validation scores '
+                        '(scores/<page>/<method>_<seed or rate>_{test,val}.'
+                        'npz in the results folder; the proxy suites always '
+                        'keep them)')
     parser.add_argument('--compare', nargs=2, metavar=('JSON', 'LABEL'),
                         help='add the means of an earlier run (its '
                         'accuracy.json) under LABEL, with the change')
@@ -487,7 +510,8 @@ def main():
             results = record(json_path, method, str(seed), dict(
                 mAP=reused['test_mAP'], seconds=reused['seconds'],
                 select_metric=args.select_metric, lr=lrs[method],
-                options=reused['options'], from_lr_search=True))
+                options=reused['options'], from_lr_search=True,
+                **{k: reused[k] for k in ('scores', ) if k in reused}))
             progress.update()
             continue
         work_dir = osp.join(work_root, method, f'seed{seed}')
@@ -501,10 +525,13 @@ def main():
         if method in lrs:
             options.append(f'optim_wrapper.optimizer.lr={lrs[method]}')
         options += select_options(config, args.select_metric)
-        mAP, seconds = train_and_test(config, work_dir, seed, options)
+        scores = scores_prefix(args, out_dir, name, method, f'seed{seed}')
+        mAP, seconds = train_and_test(config, work_dir, seed, options,
+                                      scores)
         results = record(json_path, method, str(seed), dict(
             mAP=mAP, seconds=seconds, select_metric=args.select_metric,
             options=args.cfg_options,
+            **({'scores': osp.relpath(scores, out_dir)} if scores else {}),
             **({'lr': lrs[method]} if method in lrs else {})))
         progress.update()
     print()
@@ -582,10 +609,12 @@ def lr_search(args, name, out_dir, work_root, title):
         seconds = time.time() - start
         val_mAP = best_val_map(work_dir, args.select_metric)
         # tested too, so that the chosen rate's run is the seeds' first run
+        scores = scores_prefix(args, out_dir, name, method, f'lr{lr:g}')
         found = record(json_path, method, f'{lr:g}', dict(
             val_mAP=val_mAP, select_metric=args.select_metric,
             seconds=seconds, seed=seed, options=args.cfg_options,
-            test_mAP=test_best(config, work_dir, opts)))
+            test_mAP=test_best(config, work_dir, opts, scores),
+            **({'scores': osp.relpath(scores, out_dir)} if scores else {})))
         progress.update()
     write_lr_search_page(found, out_dir, name, title, args.suite,
                          args.regime, seed, args.select_metric,
