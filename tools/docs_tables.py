@@ -772,6 +772,11 @@ def _gpu_profile_page(repo: str, path: str) -> str:
     return gpu_collect.profile_page(_json(path))
 
 
+def _label_sets_page(repo: str, path: str) -> str:
+    from tools.benchmark import label_sets
+    return label_sets.render(_json(path))
+
+
 def _results_page(repo: str, path: str) -> str:
     """docs/RESULTS.md, assembled from the fragments of docs/results."""
     from tools.benchmark import results_page
@@ -808,6 +813,9 @@ TOOL_PAGES: List[Tuple[str, Callable[[str, str], str], str]] = [
      'docs/results'),
     ('docs/results/data_loading.md', _data_loading_page,
      'python -m tools.benchmark.data_loading ... (the command on the page)'),
+    ('docs/results/label_sets.md', _label_sets_page,
+     'python -m tools.benchmark.label_sets --render-only --out-dir '
+     'docs/results'),
     ('docs/results/gpu.md', _gpu_speed_page,
      'python -m tools.benchmark.speed_gpu --render docs/results/gpu.json '
      '--op-profile docs/results/head_profile.json --out docs/results'),
