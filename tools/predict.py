@@ -63,8 +63,9 @@ def expand_inputs(inputs):
     for item in inputs:
         if osp.isdir(item):
             found = sorted(
-                osp.join(item, f) for f in scandir(
-                    item, IMAGE_SUFFIXES, recursive=True, case_sensitive=False))
+                osp.join(item, f)
+                for f in scandir(item, IMAGE_SUFFIXES, recursive=True,
+                                 case_sensitive=False))
             if not found:
                 raise ValueError(f'{item}: a folder without images (endings '
                                  f'{", ".join(IMAGE_SUFFIXES)})')

@@ -2,18 +2,23 @@
 chooses the thresholds, for every method.
 
     python -m tools.benchmark.label_sets --out-dir docs/results
+    python -m tools.benchmark.label_sets --suite proxy-voc --fraction 0.2 \
+        --out-dir docs/results
     python -m tools.benchmark.label_sets --methods an gr --render-only
 
-Trains each method on the demo dataset (seed 0, its demo config through
-``tools/train.py``), keeps the validation and test logits of its best
-checkpoint (``label_sets/<suite>/<method>.npz``, float16, with the labels;
-kept runs are not trained again), then chooses thresholds on the validation
-split and measures the label sets on the test split: the head's 0.5, each
-calibration of ``tools/calibrate.py`` that needs no full labels (conformal
-per class at alpha 0.1 and 0.2, one pooled conformal threshold, class-prior
-matching and top-k with the data's mean number of labels per image), the F1
-reference on a fully labelled validation subset, and the oracle (F1-optimal
-on the test labels themselves). Writes ``label_sets.{json,md,png}``.
+Trains each method of a suite (seed 0, its config through
+``tools/train.py``; on a proxy suite at the rate its accuracy page's search
+chose) and keeps its best checkpoint's raw scores with their labels on the
+test split, the validation split and the validation images' observed labels
+(``label_sets/<suite>/<method>_{test,val,valobs}.npz``, float16, written by
+``tools/test.py --out-scores``; kept runs are not trained again). Then it
+chooses thresholds on the validation split and measures the label sets on the
+test split: the head's 0.5, each calibration of ``tools/calibrate.py`` that
+needs no full labels (conformal per class at alpha 0.1 and 0.2, one pooled
+conformal threshold, class-prior matching and top-k with the data's mean
+number of labels per image), the F1 reference on a fully labelled validation
+subset, and the oracle (F1-optimal on the test labels themselves). Each suite
+is one section of ``label_sets.{json,md,png}``; a run updates its own.
 """
 import argparse
 import json
@@ -23,9 +28,11 @@ import sys
 
 import numpy as np
 
+from tools.benchmark import accuracy
 from tools.benchmark.accuracy import METHODS, run
-from tools.benchmark.results_page import (REPO, add_out_dir, command_line,
-                                          machine_summary, report_written)
+from tools.benchmark.results_page import (REPO, RESULTS_DIR, add_out_dir,
+                                          command_line, machine_summary,
+                                          report_written)
 
 #: The methods of the page: every single-positive method and the bounds.
 PAGE_METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml',
@@ -50,47 +57,54 @@ WITHOUT_FULL = ('global_0.1', 'conformal_0.1', 'conformal_0.2', 'prior',
                 'topk')
 
 
-def train_and_score(method, seed, work_root, npz):
-    """Train ``method`` (resuming an interrupted run) and keep its logits
-    on the validation and test splits with their labels."""
-    from mmengine.config import Config
-    from mmengine.registry import DATASETS, init_default_scope
+def run_name(suite, regime, fraction):
+    """The folder of a suite's kept scores, as the accuracy pages name it."""
+    if suite == 'demo':
+        return 'demo'
+    return f'{suite}_{regime}' + ('' if fraction == 1 else f'-f{fraction:g}')
 
-    from spml_mm.apis import load_model, score_split
-    from spml_mm.evaluation import SPMLAveragePrecision
-    from spml_mm.utils import find_best_checkpoint
 
-    config = METHODS[method][1]
-    work_dir = osp.join(work_root, method)
+def train_and_dump(args, method, prefix):
+    """Train ``method`` in the suite (resuming an interrupted run), at the
+    rate its accuracy page's search chose where there is one, and keep the
+    best checkpoint's scores: ``<prefix>_test.npz``, ``<prefix>_val.npz``
+    (the config's validation labels) and ``<prefix>_valobs.npz`` (the
+    validation images' observed labels)."""
+    name = run_name(args.suite, args.regime, args.fraction)
+    config = accuracy.suite_config(args.suite, method, args.regime)
+    options = [f'randomness.seed={args.seed}',
+               *accuracy.proxy_options(args.suite, args.fraction, config)]
+    searched = osp.join(RESULTS_DIR, f'accuracy_{name}_lr_search.json')
+    if args.suite != 'demo' and osp.isfile(searched):
+        with open(searched) as f:
+            lr = accuracy.chosen_lrs(json.load(f)).get(method)
+        options += [f'optim_wrapper.optimizer.lr={lr}'] if lr else []
+    work_dir = osp.join(REPO, args.work_root, name, method)
     resume = ['--resume'] if osp.isfile(
         osp.join(work_dir, 'last_checkpoint')) else []
     run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
-         *resume, '--cfg-options', f'randomness.seed={seed}'])
-    cfg = Config.fromfile(osp.join(REPO, config))
-    model = load_model(cfg, find_best_checkpoint(work_dir))
-    out = {}
-    for split in ('val', 'test'):
-        scored = score_split(model, cfg, split)
-        scores = np.clip(scored['scores'], 1e-6, 1 - 1e-6)
-        out[f'{split}_logits'] = np.log(scores / (1 - scores)).astype(
-            np.float16)
-        out[f'{split}_labels'] = (scored['known'] == 1).astype(np.uint8)
-    # the labels a single-positive protocol observes on the val images
-    init_default_scope('mmpretrain')
-    observed = DATASETS.build(
-        dict(cfg.val_dataloader.dataset, val_labels='observed',
-             val_full_subset=None, pipeline=[]))
-    out['val_observed'] = np.stack([
-        SPMLAveragePrecision.known_labels(observed.get_data_info(i),
-                                          cfg.model.head.num_classes)
-        for i in range(len(observed))
-    ])
-    os.makedirs(osp.dirname(npz), exist_ok=True)
-    np.savez_compressed(npz, classes=np.array(scored['classes']), **out)
+         *resume, '--cfg-options', *options])
+    os.makedirs(osp.dirname(prefix), exist_ok=True)
+    opts = ['--cfg-options', *options]
+    accuracy.test_best(config, work_dir, opts, scores=prefix)
+    accuracy.test_best(config, work_dir, [
+        *opts, 'test_dataloader.dataset.split=val',
+        'test_dataloader.dataset.val_labels=observed'
+    ], scores=f'{prefix}_obs')
+    # that pass dumped the validation images as <prefix>_obs_test.npz
+    os.replace(f'{prefix}_obs_test.npz', f'{prefix}_valobs.npz')
+    os.remove(f'{prefix}_obs_val.npz')
 
 
-def sigmoid(logits):
-    return 1 / (1 + np.exp(-logits.astype(np.float64)))
+def load_scores(prefix):
+    """The kept scores and labels of one run (see :func:`train_and_dump`)."""
+    data = {}
+    for part in ('test', 'val', 'valobs'):
+        with np.load(f'{prefix}_{part}.npz') as found:
+            data[f'{part}_scores'] = found['scores'].astype(np.float64)
+            data[f'{part}_known'] = found['known']
+            data['classes'] = list(found['classes'])
+    return data
 
 
 def label_set_metrics(predicted, labels):
@@ -104,8 +118,8 @@ def decisions(data, m):
     """Each decision's label sets on the test split (N, C, bool)."""
     from spml_mm.apis import calibrate
     from spml_mm.evaluation import f1_optimal_thresholds
-    val, test = sigmoid(data['val_logits']), sigmoid(data['test_logits'])
-    observed, classes = data['val_observed'], list(data['classes'])
+    val, test = data['val_scores'], data['test_scores']
+    observed, classes = data['valobs_known'], data['classes']
     rng = np.random.RandomState(0)
     subset = rng.choice(len(val), FULL_SUBSET, replace=False)
     sets = {'0.5': test >= 0.5}
@@ -124,9 +138,10 @@ def decisions(data, m):
     top = np.argsort(-test, axis=1)[:, :k]
     sets['topk'] = np.zeros_like(test, dtype=bool)
     np.put_along_axis(sets['topk'], top, True, axis=1)
-    ref, _ = f1_optimal_thresholds(val[subset], data['val_labels'][subset])
+    ref, _ = f1_optimal_thresholds(val[subset],
+                                   data['val_known'][subset] == 1)
     sets['f1_subset'] = test >= ref
-    oracle, _ = f1_optimal_thresholds(test, data['test_labels'])
+    oracle, _ = f1_optimal_thresholds(test, data['test_known'] == 1)
     sets['oracle'] = test >= oracle
     return sets
 
@@ -143,8 +158,8 @@ def held_out_recall(predicted, labels, seed=1200):
 
 def evaluate(data):
     from spml_mm.evaluation import mean_average_precision
-    labels = data['test_labels']
-    m = float(data['val_labels'].sum(1).mean())
+    labels = (data['test_known'] == 1).astype(np.uint8)
+    m = float((data['val_known'] == 1).sum(1).mean())
     sets = decisions(data, m)
     rows = {key: label_set_metrics(pred, labels)
             for key, pred in sets.items()}
@@ -156,8 +171,7 @@ def evaluate(data):
         target=100 * (1 - alpha),
         observed=held_out_recall(sets[f'conformal_{alpha}'], labels),
         all_positives=rows[f'conformal_{alpha}']['CR']) for alpha in ALPHAS}
-    return dict(mAP=mean_average_precision(sigmoid(data['test_logits']),
-                                           labels),
+    return dict(mAP=mean_average_precision(data['test_scores'], labels),
                 positives_per_image=m, decisions=rows,
                 conformal_recall=recall)
 
@@ -166,56 +180,63 @@ def fmt(value, digits=1):
     return '-' if value is None else f'{value:.{digits}f}'
 
 
-def render(results):
-    """The page's Markdown from its json."""
-    from tools.benchmark.accuracy import METHODS as LABELS
-    lines = [
-        '# From scores to label sets: thresholds without full labels', '',
-        f'`{results["command"]}` on {results["machine"]}.', '',
-        'Label sets on the demo\'s test split from the best validation '
-        'checkpoint of each method (seed 0): thresholds chosen on the '
-        'validation split, with its observed labels only (one positive per '
-        'image) unless the column says otherwise; m, the mean number of '
-        'labels per image, is the data\'s '
-        f'({results["positives_per_image"]:.2f} on the demo). Percent; '
-        '"closed" is the share of the CF1 gap between the 0.5 threshold and '
-        'the oracle that the best calibration without full labels closes.',
-        '']
-    runs = results['runs']
+def suite_lines(suite):
+    """One suite's section: its command, tables and conclusion."""
+    lines = [f'## {suite["title"]}', '',
+             f'`{suite["command"]}` on {suite["machine"]}; m = '
+             f'{suite["positives_per_image"]:.2f}.', '']
+    runs = suite['runs']
     for metric in ('CF1', 'OF1'):
-        lines += [f'**{metric}**', '',
-                  '| method | mAP | ' + ' | '.join(DECISIONS.values()) +
-                  (' | best without full labels | closed |'
-                   if metric == 'CF1' else ' |'),
-                  '| --- ' * (len(DECISIONS) + (4 if metric == 'CF1' else 2))
-                  + '|']
+        extra = ['best without full labels', 'closed'] if metric == 'CF1' \
+            else []
+        head = ['method', 'mAP', *DECISIONS.values(), *extra]
+        lines += [f'**{metric}**', '', '| ' + ' | '.join(head) + ' |',
+                  '| --- ' * len(head) + '|']
         for method, run_ in runs.items():
             rows = run_['decisions']
             cells = [fmt(run_['mAP'])] + [fmt(rows[k][metric])
                                           for k in DECISIONS]
-            if metric == 'CF1':
+            if extra:
                 best = max(WITHOUT_FULL, key=lambda k: rows[k]['CF1'])
-                cells += [DECISIONS[best], fmt(
-                    None if rows[best]['gap_closed'] is None else
-                    100 * rows[best]['gap_closed'], 0)]
-            lines.append(f'| {LABELS[method][0]} | ' + ' | '.join(cells)
-                         + ' |')
+                gap = rows[best]['gap_closed']
+                cells += [DECISIONS[best],
+                          fmt(None if gap is None else 100 * gap, 0)]
+            lines.append(f'| {label_of(method)} | ' + ' | '.join(cells) +
+                         ' |')
         lines.append('')
-    lines += [
-        '**Conformal thresholds: recall reached on the test split**, per '
-        'class and averaged over the classes, on one observed positive per '
-        'test image (held out: the thresholds saw only validation images) '
-        'and on all test positives (CR), against the target 1 - alpha.', '',
-        '| method | ' + ' | '.join(
-            f'alpha {a}: observed | all (CR)' for a in ALPHAS) + ' |',
-        '| --- ' * (1 + 2 * len(ALPHAS)) + '|']
+    head = ['method'] + [f'alpha {a}: {w}' for a in ALPHAS
+                         for w in ('held-out observed', 'all (CR)')]
+    lines += ['**Conformal thresholds: recall reached on the test split** '
+              '(target 1 - alpha)', '', '| ' + ' | '.join(head) + ' |',
+              '| --- ' * len(head) + '|']
     for method, run_ in runs.items():
         rec = run_['conformal_recall']
-        lines.append(f'| {LABELS[method][0]} | ' + ' | '.join(
-            f'{fmt(rec[str(a)]["observed"])} | {fmt(rec[str(a)]["all_positives"])}'
-            for a in ALPHAS) + ' |')
-    lines += ['', '![CF1 per method and calibration](label_sets.png)', '',
-              results['conclusion'], '']
+        cells = [fmt(rec[str(a)][w]) for a in ALPHAS
+                 for w in ('observed', 'all_positives')]
+        lines.append(f'| {label_of(method)} | ' + ' | '.join(cells) + ' |')
+    return lines + ['', suite['conclusion'], '']
+
+
+def render(results):
+    """The page's Markdown from its json."""
+    lines = [
+        '# From scores to label sets: thresholds without full labels', '',
+        'Label sets on the test split from the best validation checkpoint '
+        'of each method (seed 0). The thresholds are chosen on the '
+        'validation split with its observed labels only (one positive per '
+        'image), except the last two columns: "F1 on labelled val images" '
+        f'uses the full labels of {FULL_SUBSET} validation images, the '
+        'oracle the test labels themselves. m, the mean number of labels '
+        'per image that class-prior matching and top-k need, is the '
+        'data\'s. Percent. "closed": the share of the CF1 gap between the '
+        '0.5 threshold and the oracle that the best calibration without '
+        'full labels closes. Recall of conformal thresholds: per class, '
+        'averaged over the classes, on one observed positive per test image '
+        '(the protocol\'s draw; held out, since the thresholds saw only '
+        'validation images) and on all test positives (CR).', '',
+        '![CF1 per method and calibration](label_sets.png)', '']
+    for suite in results['suites'].values():
+        lines += suite_lines(suite)
     return '\n'.join(lines)
 
 
@@ -257,19 +278,23 @@ def plot(results, path):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    runs = results['runs']
+    suites = list(results['suites'].values())
     keys = list(DECISIONS)
-    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(runs)), 4))
     width = 0.8 / len(keys)
-    for i, key in enumerate(keys):
-        ax.bar(np.arange(len(runs)) + i * width,
-               [r['decisions'][key]['CF1'] for r in runs.values()], width,
-               label=DECISIONS[key])
-    ax.set_xticks(np.arange(len(runs)) + 0.4 - width / 2)
-    ax.set_xticklabels([label_of(m) for m in runs], rotation=30,
-                       ha='right')
-    ax.set_ylabel('test CF1 (%)')
-    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1, 1))
+    fig, axes = plt.subplots(len(suites), 1, squeeze=False, figsize=(
+        max(8, 1.1 * max(len(s['runs']) for s in suites)), 3.6 * len(suites)))
+    for ax, suite in zip(axes[:, 0], suites):
+        runs = suite['runs']
+        for i, key in enumerate(keys):
+            ax.bar(np.arange(len(runs)) + i * width,
+                   [r['decisions'][key]['CF1'] for r in runs.values()],
+                   width, label=DECISIONS[key])
+        ax.set_xticks(np.arange(len(runs)) + 0.4 - width / 2)
+        ax.set_xticklabels([label_of(m) for m in runs], rotation=20,
+                           ha='right')
+        ax.set_ylabel('test CF1 (%)')
+        ax.set_title(suite['title'], fontsize=9)
+    axes[0, 0].legend(fontsize=7, loc='upper left', bbox_to_anchor=(1, 1))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -277,38 +302,55 @@ def plot(results, path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--methods', nargs='+', choices=PAGE_METHODS,
-                        default=list(PAGE_METHODS))
+    parser.add_argument('--suite', choices=tuple(accuracy.SUITE_TITLES),
+                        default='demo')
+    parser.add_argument('--regime', choices=('linear', 'finetune'),
+                        default='linear', help='proxy suites: the regime')
+    parser.add_argument('--fraction', type=float, default=1.,
+                        help='proxy suites: the share of the proxy\'s size')
+    parser.add_argument('--methods', nargs='+', choices=PAGE_METHODS)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--work-root', default='work_dirs/label_sets')
     parser.add_argument('--render-only', action='store_true',
-                        help='train nothing: the page from the kept logits')
-    add_out_dir(parser, 'label_sets.{json,md,png} and the logits')
+                        help='train nothing: the page from the kept scores')
+    add_out_dir(parser, 'label_sets.{json,md,png} and the kept scores')
     args = parser.parse_args()
-    kept = osp.join(args.out_dir, 'label_sets', 'demo')
+    methods = args.methods or [m for m in PAGE_METHODS
+                               if m in accuracy.suite_methods(args.suite)]
+    name = run_name(args.suite, args.regime, args.fraction)
+    kept = osp.join(args.out_dir, 'label_sets', name)
+    if not args.render_only:
+        accuracy.prepare_suite(args.suite, args.regime, args.fraction)
     runs = {}
-    for method in args.methods:
-        npz = osp.join(kept, f'{method}.npz')
-        if not osp.isfile(npz):
+    for method in methods:
+        prefix = osp.join(kept, method)
+        if not osp.isfile(f'{prefix}_valobs.npz'):
             if args.render_only:
                 continue
             print(f'training {method}', flush=True)
-            train_and_score(method, args.seed,
-                            osp.join(REPO, args.work_root), npz)
-        with np.load(npz) as data:
-            runs[method] = evaluate(dict(data))
+            train_and_dump(args, method, prefix)
+        runs[method] = evaluate(load_scores(prefix))
         print(f'{method}: CF1 at 0.5 '
               f'{runs[method]["decisions"]["0.5"]["CF1"]:.1f}, oracle '
               f'{runs[method]["decisions"]["oracle"]["CF1"]:.1f}', flush=True)
     if not runs:
-        sys.exit(f'no kept logits in {kept}; run without --render-only')
-    results = dict(
-        command=command_line(sys.argv), machine=machine_summary(),
-        seed=args.seed,
-        positives_per_image=np.mean(
-            [r['positives_per_image'] for r in runs.values()]),
+        sys.exit(f'no kept scores in {kept}; run without --render-only')
+    json_path = osp.join(args.out_dir, 'label_sets.json')
+    results = dict(suites={})
+    if osp.isfile(json_path):
+        with open(json_path) as f:
+            results = json.load(f)
+    title = accuracy.SUITE_TITLES[args.suite] + (
+        '' if args.suite == 'demo' else
+        f', {args.regime} regime' + ('' if args.fraction == 1 else
+                                     f', at {args.fraction:g} of its size'))
+    results['suites'][name] = dict(
+        title=title, command=command_line(sys.argv),
+        machine=machine_summary(), seed=args.seed,
+        positives_per_image=float(np.mean(
+            [r['positives_per_image'] for r in runs.values()])),
         runs=runs, conclusion=conclusion(runs))
-    with open(osp.join(args.out_dir, 'label_sets.json'), 'w') as f:
+    with open(json_path, 'w') as f:
         json.dump(results, f, indent=1)
     with open(osp.join(args.out_dir, 'label_sets.md'), 'w') as f:
         f.write(render(results))
