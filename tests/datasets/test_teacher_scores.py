@@ -1,6 +1,7 @@
 import json
 import os.path as osp
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from spml_mm.datasets.teacher_scores import (TeacherScoreError,
                                              image_fingerprints,
                                              load_teacher_scores,
                                              read_teacher_scores,
+                                             rewrite_command,
                                              save_teacher_scores)
 
 
@@ -201,3 +203,104 @@ def test_save_validates(dataset, tmp_path):
         save_teacher_scores(path, stored, paths, classes, dict(source='file'),
                             img_fingerprints=prints[:1])
     assert not osp.exists(path)
+
+
+def test_an_indices_subset_reads_its_rows(dataset, tiny_demo, tmp_path):
+    """A file of the whole training set serves a subset of it."""
+    scores, paths, classes, stored = _table(dataset)
+    path = str(tmp_path / 't.npz')
+    save_teacher_scores(path, stored, paths, classes, dict(source='file'),
+                        img_fingerprints=_prints(dataset, paths))
+    subset = SPMLDataset(data_root=tiny_demo, split='train', pipeline=[],
+                         indices=[3, 1, 7])
+    rows = [dataset_image_paths(dataset).index(p)
+            for p in dataset_image_paths(subset)]
+    torch.testing.assert_close(load_teacher_scores(path, subset),
+                               torch.from_numpy(scores[rows]).float())
+
+
+def test_other_image_files_at_the_same_paths_refused(tiny_demo, tmp_path):
+    root = str(tmp_path / 'demo')
+    shutil.copytree(tiny_demo, root)
+    dataset = SPMLDataset(data_root=root, split='train', pipeline=[])
+    _, paths, classes, stored = _table(dataset)
+    path = str(tmp_path / 't.npz')
+    _save(path, dataset)
+    image = osp.join(root, paths[4])
+    size = osp.getsize(image)
+    with open(image, 'ab') as f:
+        f.write(b'\0')
+    with pytest.raises(TeacherScoreError) as err:
+        load_teacher_scores(path, dataset)
+    assert str(err.value).startswith(
+        f'{path} scored other image files than those of the dataset '
+        f'(SPMLDataset, {root}): 1 of the {len(paths)} images differ from '
+        f'the ones it scored (first: {paths[4]!r}, {size} bytes when '
+        f'scored, {size + 1} now): they were regenerated or replaced since '
+        'it was written (')
+    assert str(err.value).endswith(
+        'Score them again with python tools/score_teacher.py cfg.py '
+        f'--source clip --out {path} --overwrite')
+    # the same size, another last byte
+    with open(image, 'r+b') as f:
+        f.truncate(size)
+        f.seek(size - 1)
+        last = f.read(1)
+        f.seek(size - 1)
+        f.write(bytes([last[0] ^ 1]))
+    with pytest.raises(TeacherScoreError,
+                       match=f'{size} bytes as when scored, other content'):
+        load_teacher_scores(path, dataset)
+
+
+def test_a_file_without_fingerprints_refused(dataset, tmp_path):
+    _, paths, classes, stored = _table(dataset)
+    path = str(tmp_path / 'old.npz')
+    meta = dict(source='clip', created='2025-01-01T00:00:00Z',
+                spml_mm_version='0.1.0',
+                command=f'python tools/score_teacher.py cfg.py --out {path}')
+    np.savez(path, scores=stored.astype(np.float32),
+             img_paths=np.array(paths), classes=np.array(classes),
+             meta=np.array(json.dumps(meta)))
+    with pytest.raises(TeacherScoreError) as err:
+        load_teacher_scores(path, dataset)
+    assert str(err.value) == (
+        f'{path} records no image fingerprints (written '
+        '2025-01-01T00:00:00Z by spml-mm 0.1.0, before score files kept '
+        'them), so nothing shows that the dataset (SPMLDataset, '
+        f'{dataset.data_root}) holds the images it scored rather than '
+        'others at the same paths. Score the images again with python '
+        f'tools/score_teacher.py cfg.py --out {path} --overwrite; or, if '
+        'they are the very images it scored, bind the file to them with '
+        'python tools/score_teacher.py CONFIG --source file --scores '
+        f'{path} --out {path} --overwrite')
+
+
+@pytest.mark.parametrize('content,problem', [
+    (b'image,0,1\na.png,0.1,0.2\n', 'is not an .npz file (a zip archive): '
+     "it starts with b'image,0,1\\na.png,'"),
+    (b'', 'is empty, not an .npz file'),
+])
+def test_a_file_that_is_not_an_npz(tmp_path, content, problem):
+    path = tmp_path / 'teacher.npz'
+    path.write_bytes(content)
+    with pytest.raises(TeacherScoreError) as err:
+        read_teacher_scores(str(path))
+    assert str(err.value).startswith(
+        f'{path} {problem}; a teacher score file is an .npz written by '
+        'tools/score_teacher.py: python tools/score_teacher.py CONFIG')
+
+
+def test_the_commands_that_write_a_file_again(tmp_path):
+    path = str(tmp_path / 't.npz')
+    synthetic = dict(source='synthetic', noise=0.3, crops=0)
+    assert rewrite_command(path, synthetic, crops=True) == (
+        'python -m tools.benchmark.teacher_quality --write-teacher CONFIG '
+        f'--noise 0.3 --crops 4 --teacher-out {path}')
+    clip = dict(source='clip', command='python tools/score_teacher.py c.py '
+                f'--source clip --crops 3 --out {path}')
+    assert rewrite_command(path, clip, crops=True) == (
+        'python tools/score_teacher.py c.py --source clip --crops 4 --out '
+        f'{path}')
+    open(path, 'w').close()
+    assert rewrite_command(path, clip).endswith(f'--out {path} --overwrite')

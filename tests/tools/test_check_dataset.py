@@ -321,3 +321,48 @@ def test_training_refuses_the_duplicated_list(duplicated_demo, tmp_path):
             'times with different labels') in out
     assert 'Epoch(train)' not in out
     assert not [f for f in os.listdir(work) if f.endswith('.pth')]
+
+
+@pytest.mark.slow
+def test_check_dataset_reads_the_teacher_score_file(tiny_demo, tmp_path):
+    """A VLPL config's score file is read as training reads it: missing,
+    for other classes, or a text file named .npz, each a problem."""
+    from spml_mm.datasets.teacher_scores import dataset_image_paths
+    dataset = SPMLDataset(data_root=tiny_demo, split='train', pipeline=[])
+    paths = dataset_image_paths(dataset)
+    score_file = str(tmp_path / 'teacher.npz')
+
+    def check():
+        """The tool's teacher problem and its summary line."""
+        proc = subprocess.run(
+            [PYTHON, 'tools/check_dataset.py',
+             osp.join(REPO, 'configs/vlpl/vlpl_vgg11bn_demo.py')] +
+            options(tiny_demo) +
+            [f'model.head.label_bank.score_file={score_file}'],
+            cwd=REPO, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        lines = proc.stdout.splitlines()
+        return [line for line in lines if line.startswith(where)] + \
+            lines[-1:]
+
+    where = 'teacher scores (model.head.label_bank.score_file): '
+    out = check()
+    assert out[0] == (f'{where}teacher score file {score_file} not found; '
+                      'write it with python tools/score_teacher.py CONFIG '
+                      f'--source {{file,model,clip,ram}} ... --out '
+                      f'{score_file}')
+    assert len(out) == 2 and out[-1].startswith('1 problem(s)')
+    np.savez(score_file, scores=np.full((len(paths), 10), 0.1),
+             img_paths=np.array(paths),
+             classes=np.array([f'class {k}' for k in range(10)]),
+             meta=np.array(json.dumps(dict(source='file'))))
+    out = check()
+    assert out[0].startswith(f'{where}{score_file} was written for another '
+                             'class list than the dataset (SPMLDataset, '
+                             f'{tiny_demo}): 10 classes against 10')
+    with open(score_file, 'w') as f:
+        f.write('image,0,1\nimages/train/train_00000.png,0.1,0.9\n')
+    out = check()
+    assert out[0].startswith(f"{where}{score_file} is not an .npz file (a "
+                             "zip archive): it starts with b'image,0,1")
+    assert 'pickled' not in out[0]

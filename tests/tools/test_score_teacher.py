@@ -6,8 +6,10 @@ import csv
 import importlib.util
 import inspect
 import json
+import os
 import os.path as osp
 import re
+import subprocess
 
 import mmcv
 import numpy as np
@@ -21,9 +23,10 @@ from spml_mm.datasets.teacher_scores import (dataset_image_paths,
                                              read_teacher_scores)
 from spml_mm.engine.teacher_scorer import (CLIPTeacher, build_teacher,
                                            whole_and_crops)
-from tests.conftest import REPO
+from tests.conftest import PYTHON, REPO
 
 CONFIG = osp.join(REPO, 'configs/an/an_vgg11bn_demo.py')
+VLPL_CONFIG = osp.join(REPO, 'configs/vlpl/vlpl_vgg11bn_demo.py')
 
 
 def load_tool():
@@ -680,3 +683,54 @@ def test_clip_with_a_transformers_tokenizer(tiny_demo, dataset, tmp_path):
     scores = load_teacher_scores(out, dataset)
     assert scores.shape == (len(dataset), 10)
     torch.testing.assert_close(scores.sum(1), torch.ones(len(dataset)))
+
+
+def score_teacher(tiny_demo, *args, env=None):
+    """``tools/score_teacher.py`` of the VLPL demo config on ``tiny_demo``
+    in a process: its exit status and output."""
+    proc = subprocess.run(
+        [PYTHON, 'tools/score_teacher.py', VLPL_CONFIG, *args,
+         '--cfg-options', f'train_dataloader.dataset.data_root={tiny_demo}'],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, **(env or {})))
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_the_documented_clip_command_loads_the_zoo_config(tiny_demo,
+                                                          tmp_path):
+    """``--source clip --checkpoint CKPT`` reads MMPretrain's zoo config
+    (``mmpretrain::``) and stops at once, before any download, at what this
+    machine lacks: the multimodal packages, or (offline) the tokenizer."""
+    from mmpretrain.utils.dependency import WITH_MULTIMODAL
+    checkpoint = tmp_path / 'clip.pth'
+    checkpoint.write_bytes(b'weights')
+    rc, out = score_teacher(
+        tiny_demo, '--source', 'clip', '--checkpoint', str(checkpoint),
+        '--out', str(tmp_path / 'clip.npz'),
+        env=dict(HF_HUB_OFFLINE='1', HF_HOME=str(tmp_path / 'hf')))
+    assert rc == 1 and 'Traceback' not in out, out
+    assert 'No such file or directory' not in out
+    if WITH_MULTIMODAL:
+        assert "error: the tokenizer 'openai/clip-vit-base-patch16' " \
+            '(model.tokenizer.name_or_path of the teacher config) is not in ' \
+            'the Hugging Face cache' in out
+        assert 'and HF_HUB_OFFLINE is set' in out
+        assert '--teacher-options model.tokenizer.name_or_path=FOLDER' in out
+    else:
+        assert 'error: --source clip: CLIPZeroShot is not available: ' \
+            "MMPretrain 1.2's multimodal models (CLIPZeroShot, RAM) need pip " \
+            "install 'transformers>=4.28,<4.52'" in out
+
+
+@pytest.mark.slow
+def test_a_text_file_named_npz_is_not_an_npz(tiny_demo, tmp_path):
+    scores = tmp_path / 'mine.npz'
+    scores.write_text('image,0,1\nimages/train/train_00000.png,0.1,0.9\n')
+    rc, out = score_teacher(tiny_demo, '--source', 'file', '--scores',
+                            str(scores), '--out', str(tmp_path / 'out.npz'))
+    assert rc == 1
+    assert f"error: {scores} is not an .npz file (a zip archive): it " \
+        "starts with b'image,0,1\\nimages'; --scores takes an .npz, .npy " \
+        'or .csv (a table of text is a .csv)' in out
+    assert 'pickled' not in out
