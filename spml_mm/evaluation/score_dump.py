@@ -15,8 +15,9 @@ class SPMLScoreDump(BaseMetric):
 
     Unlike MMEngine's ``DumpResults`` (a pickle, which only a trusted file
     may be loaded from), the file holds plain arrays, in dataset order:
-    ``scores`` (N, C, float16 raw sigmoid scores: the head's ``raw_score``
-    where it calibrates them), ``known`` (N, C, int8: +1 known positive,
+    ``scores`` (N, C, float32 raw sigmoid scores: the head's ``raw_score``
+    where it calibrates them; float16 would tie close scores and change
+    the AP), ``known`` (N, C, int8: +1 known positive,
     -1 known negative, 0 unknown, as :class:`SPMLAveragePrecision` reads
     them), ``sample_idx`` and ``classes``. Later analyses (per-class AP,
     thresholds, F1) then run without the model. Reports no metric.
@@ -49,8 +50,7 @@ class SPMLScoreDump(BaseMetric):
         tmp = self.out_file[:-len('.npz')] + '.tmp.npz'
         np.savez_compressed(
             tmp,
-            scores=np.stack([r[1] for r in results])[order].astype(
-                np.float16),
+            scores=np.stack([r[1] for r in results])[order],
             known=np.stack([r[2] for r in results])[order],
             sample_idx=np.array([r[0] for r in results])[order],
             classes=np.array(classes))

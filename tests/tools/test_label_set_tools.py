@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from spml_mm.datasets import make_demo_dataset
+from spml_mm.utils import find_best_checkpoint
 from tests.conftest import PYTHON, REPO
 from tests.tools.test_train_test import tiny_options
 
@@ -36,7 +37,7 @@ def trained(tmp_path_factory):
     options = tiny_options(root, 2)
     work = str(tmp_path_factory.mktemp('label_sets') / 'run')
     tool('tools/train.py', CONFIG, '--work-dir', work, *options)
-    return root, options, glob.glob(osp.join(work, 'best_*.pth'))[0]
+    return root, options, find_best_checkpoint(work)
 
 
 def val_observed(root):
@@ -125,7 +126,7 @@ def test_calibrate_then_predict_and_test(trained, tmp_path):
                  *options).stdout
     with np.load(tmp_path / 'scores.npz') as dumped:
         np.testing.assert_allclose(dumped['scores'], test_scores,
-                                   atol=1e-3)
+                                   atol=1e-6)
         np.testing.assert_array_equal(dumped['known'] == 1, labels)
         np.testing.assert_array_equal(dumped['sample_idx'],
                                       np.arange(len(labels)))

@@ -10,7 +10,7 @@ Trains each method of a suite (seed 0, its config through
 ``tools/train.py``; on a proxy suite at the rate its accuracy page's search
 chose) and keeps its best checkpoint's raw scores with their labels on the
 test split, the validation split and the validation images' observed labels
-(``label_sets/<suite>/<method>_{test,val,valobs}.npz``, float16, written by
+(``label_sets/<suite>/<method>_{test,val,valobs}.npz``, written by
 ``tools/test.py --out-scores``; kept runs are not trained again). Then it
 chooses thresholds on the validation split and measures the label sets on the
 test split: the head's 0.5, each calibration of ``tools/calibrate.py`` that
@@ -70,6 +70,7 @@ def train_and_dump(args, method, prefix):
     best checkpoint's scores: ``<prefix>_test.npz``, ``<prefix>_val.npz``
     (the config's validation labels) and ``<prefix>_valobs.npz`` (the
     validation images' observed labels)."""
+    from spml_mm.utils import find_best_checkpoint
     name = run_name(args.suite, args.regime, args.fraction)
     config = accuracy.suite_config(args.suite, method, args.regime)
     options = [f'randomness.seed={args.seed}',
@@ -85,15 +86,14 @@ def train_and_dump(args, method, prefix):
     run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
          *resume, '--cfg-options', *options])
     os.makedirs(osp.dirname(prefix), exist_ok=True)
-    opts = ['--cfg-options', *options]
-    accuracy.test_best(config, work_dir, opts, scores=prefix)
-    accuracy.test_best(config, work_dir, [
-        *opts, 'test_dataloader.dataset.split=val',
-        'test_dataloader.dataset.val_labels=observed'
-    ], scores=f'{prefix}_obs')
-    # that pass dumped the validation images as <prefix>_obs_test.npz
-    os.replace(f'{prefix}_obs_test.npz', f'{prefix}_valobs.npz')
-    os.remove(f'{prefix}_obs_val.npz')
+    test = [sys.executable, 'tools/test.py', config,
+            find_best_checkpoint(work_dir), '--work-dir', work_dir]
+    val = ['test_dataloader.dataset.split=val']
+    for part, extra in (('test', []), ('val', val),
+                        ('valobs', [*val, 'test_dataloader.dataset.'
+                                    'val_labels=observed'])):
+        run([*test, '--out-scores', f'{prefix}_{part}.npz',
+             '--cfg-options', *options, *extra])
 
 
 def load_scores(prefix):
