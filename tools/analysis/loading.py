@@ -17,28 +17,12 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 import torch
 from mmengine.config import Config
-from mmengine.registry import init_default_scope
-from mmengine.runner import Runner, load_checkpoint
-from mmpretrain.registry import MODELS
+from mmengine.runner import Runner
 
+from spml_mm.apis.model import build_model, load_model  # noqa: F401
 from spml_mm.engine.hooks.pseudo_label_hook import scoring_pipeline
 from spml_mm.utils import (find_best_checkpoint, find_last_checkpoint,
                            load_checkpoint_safely)
-
-
-def build_model(cfg: Config, pretrained: bool = False) -> torch.nn.Module:
-    """The model of a config as the runner builds it.
-
-    The config's top-level ``data_preprocessor`` goes into the model, as
-    MMEngine's runner does. Unless ``pretrained``, the backbone's
-    ``init_cfg`` is dropped, so that no weights are downloaded.
-    """
-    init_default_scope(cfg.get('default_scope', 'mmpretrain'))
-    model_cfg = copy.deepcopy(cfg.model)
-    model_cfg.setdefault('data_preprocessor', cfg.get('data_preprocessor'))
-    if not pretrained:
-        model_cfg.backbone.init_cfg = None
-    return MODELS.build(model_cfg)
 
 
 def resolve(source: str,
@@ -71,13 +55,6 @@ def resolve(source: str,
         raise ValueError(f'{source} stores no config in its meta; pass '
                          '--config')
     return Config.fromstring(meta['cfg'], file_format='.py'), source
-
-
-def load_model(cfg: Config, checkpoint: str) -> torch.nn.Module:
-    """The config's model with the checkpoint's weights, in eval mode."""
-    model = build_model(cfg)
-    load_checkpoint(model, checkpoint, map_location='cpu', strict=True)
-    return model.eval()
 
 
 def _loader(cfg: Config, split: str):
