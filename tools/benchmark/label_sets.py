@@ -9,11 +9,11 @@ chooses the thresholds, for every method.
 Trains each method of a suite (seed 0, its config through
 ``tools/train.py``; on a proxy suite at the rate its accuracy page's search
 chose) and keeps its best checkpoint's raw scores with their labels on the
-test split, the validation split and the validation images' observed labels
-(``label_sets/<suite>/<method>_{test,val,valobs}.npz``, written by
-``tools/test.py --out-scores``; kept runs are not trained again). Then it
-chooses thresholds on the validation split and measures the label sets on the
-test split: the head's 0.5, each calibration of ``tools/calibrate.py`` that
+test and validation splits (``label_sets/<suite>/<method>_{test,val}.npz``,
+written by ``tools/test.py --out-scores``) and the validation images'
+observed labels (``<method>_valobs.npy``); kept runs are not trained again.
+Then it chooses thresholds on the validation split and measures the label
+sets on the test split: the head's 0.5, each calibration of ``tools/calibrate.py`` that
 needs no full labels (conformal per class at alpha 0.1 and 0.2, one pooled
 conformal threshold, class-prior matching and top-k with the data's mean
 number of labels per image), the F1 reference on a fully labelled validation
@@ -68,7 +68,7 @@ def train_and_dump(args, method, prefix):
     """Train ``method`` in the suite (resuming an interrupted run), at the
     rate its accuracy page's search chose where there is one, and keep the
     best checkpoint's scores: ``<prefix>_test.npz``, ``<prefix>_val.npz``
-    (the config's validation labels) and ``<prefix>_valobs.npz`` (the
+    (with the config's validation labels) and ``<prefix>_valobs.npy`` (the
     validation images' observed labels)."""
     from spml_mm.utils import find_best_checkpoint
     name = run_name(args.suite, args.regime, args.fraction)
@@ -88,18 +88,42 @@ def train_and_dump(args, method, prefix):
     os.makedirs(osp.dirname(prefix), exist_ok=True)
     test = [sys.executable, 'tools/test.py', config,
             find_best_checkpoint(work_dir), '--work-dir', work_dir]
-    val = ['test_dataloader.dataset.split=val']
-    for part, extra in (('test', []), ('val', val),
-                        ('valobs', [*val, 'test_dataloader.dataset.'
-                                    'val_labels=observed'])):
+    for part, extra in (('test', []),
+                        ('val', ['test_dataloader.dataset.split=val'])):
         run([*test, '--out-scores', f'{prefix}_{part}.npz',
              '--cfg-options', *options, *extra])
+    np.save(f'{prefix}_valobs.npy', observed_val_labels(config, options))
+
+
+def observed_val_labels(config, options):
+    """The labels (N, C: +1, -1, 0) a single-positive protocol observes on
+    the validation images of ``config`` with ``--cfg-options options``: its
+    dataset built with ``val_labels='observed'``, no image read."""
+    from mmengine.config import Config
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import DATASETS
+
+    from spml_mm.evaluation import SPMLAveragePrecision
+    from spml_mm.utils import ConfigOptionsAction
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--o', nargs='+', action=ConfigOptionsAction)
+    cfg = Config.fromfile(osp.join(REPO, config))
+    cfg.merge_from_dict(parser.parse_args(['--o', *options]).o)
+    init_default_scope('mmpretrain')
+    dataset = DATASETS.build(dict(cfg.val_dataloader.dataset,
+                                  val_labels='observed',
+                                  val_full_subset=None, pipeline=[]))
+    return np.stack([
+        SPMLAveragePrecision.known_labels(dataset.get_data_info(i),
+                                          cfg.model.head.num_classes)
+        for i in range(len(dataset))
+    ])
 
 
 def load_scores(prefix):
     """The kept scores and labels of one run (see :func:`train_and_dump`)."""
-    data = {}
-    for part in ('test', 'val', 'valobs'):
+    data = dict(valobs_known=np.load(f'{prefix}_valobs.npy'))
+    for part in ('test', 'val'):
         with np.load(f'{prefix}_{part}.npz') as found:
             data[f'{part}_scores'] = found['scores'].astype(np.float64)
             data[f'{part}_known'] = found['known']
@@ -324,7 +348,7 @@ def main():
     runs = {}
     for method in methods:
         prefix = osp.join(kept, method)
-        if not osp.isfile(f'{prefix}_valobs.npz'):
+        if not osp.isfile(f'{prefix}_valobs.npy'):
             if args.render_only:
                 continue
             print(f'training {method}', flush=True)
