@@ -13,12 +13,12 @@ test and validation splits (``label_sets/<suite>/<method>_{test,val}.npz``,
 written by ``tools/test.py --out-scores``) and the validation images'
 observed labels (``<method>_valobs.npy``); kept runs are not trained again.
 Then it chooses thresholds on the validation split and measures the label
-sets on the test split: the head's 0.5, each calibration of ``tools/calibrate.py`` that
-needs no full labels (conformal per class at alpha 0.1 and 0.2, one pooled
-conformal threshold, class-prior matching and top-k with the data's mean
-number of labels per image), the F1 reference on a fully labelled validation
-subset, and the oracle (F1-optimal on the test labels themselves). Each suite
-is one section of ``label_sets.{json,md,png}``; a run updates its own.
+sets on the test split: the head's 0.5, each calibration of
+``tools/calibrate.py`` that needs no full labels (conformal per class at
+alpha 0.1 and 0.2, one pooled conformal threshold, class-prior matching and
+top-k with the data's mean number of labels per image), the F1 reference on
+a fully labelled validation subset, and the oracle (F1-optimal on the test
+labels themselves). Each suite is one section of ``label_sets.{json,md,png}``; a run updates its own.
 """
 import argparse
 import json
