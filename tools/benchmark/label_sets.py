@@ -18,7 +18,8 @@ sets on the test split: the head's 0.5, each calibration of
 alpha 0.1 and 0.2, one pooled conformal threshold, class-prior matching and
 top-k with the data's mean number of labels per image), the F1 reference on
 a fully labelled validation subset, and the oracle (F1-optimal on the test
-labels themselves). Each suite is one section of ``label_sets.{json,md,png}``; a run updates its own.
+labels themselves). Each suite is one section of
+``label_sets.{json,md,png}``; a run updates its own.
 """
 import argparse
 import json
