@@ -229,6 +229,16 @@ def suite_lines(suite):
             lines.append(f'| {label_of(method)} | ' + ' | '.join(cells) +
                          ' |')
         lines.append('')
+    shown = [*WITHOUT_FULL, 'f1_subset']
+    head = ['method'] + [DECISIONS[k] for k in shown]
+    lines += ['**Share of the CF1 gap between 0.5 and the oracle closed** '
+              '(%)', '', '| ' + ' | '.join(head) + ' |',
+              '| --- ' * len(head) + '|']
+    for method, run_ in runs.items():
+        gaps = [run_['decisions'][k]['gap_closed'] for k in shown]
+        lines.append(f'| {label_of(method)} | ' + ' | '.join(
+            fmt(None if g is None else 100 * g, 0) for g in gaps) + ' |')
+    lines.append('')
     head = ['method'] + [f'alpha {a}: {w}' for a in ALPHAS
                          for w in ('held-out observed', 'all (CR)')]
     lines += ['**Conformal thresholds: recall reached on the test split** '
