@@ -379,9 +379,13 @@ def main():
         '' if args.suite == 'demo' else
         f', {args.regime} regime' + ('' if args.fraction == 1 else
                                      f', at {args.fraction:g} of its size'))
+    before = results['suites'].get(name, {})
+    # a page rendered again names the run that kept the scores
+    command, machine = (before['command'], before['machine']) if (
+        args.render_only and before) else (command_line(sys.argv),
+                                           machine_summary())
     results['suites'][name] = dict(
-        title=title, command=command_line(sys.argv),
-        machine=machine_summary(), seed=args.seed,
+        title=title, command=command, machine=machine, seed=args.seed,
         positives_per_image=float(np.mean(
             [r['positives_per_image'] for r in runs.values()])),
         runs=runs, conclusion=conclusion(runs))
