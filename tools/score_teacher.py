@@ -18,10 +18,10 @@
 CONFIG is the training config: its training dataset says which images and
 classes are scored, and its ``model.head.label_bank.score_file`` where the
 scores go (``--out`` elsewhere). The file written
-(``spml_mm.datasets.teacher_scores``) records what produced it; a later run
-with the same ``--out`` reuses it when it was made by the same teacher for
-the same images and classes, and refuses it otherwise (``--overwrite``
-replaces it). Scoring saves its progress to ``OUT.partial.npz`` every
+(``spml_mm.datasets.teacher_scores``) records what produced it and a
+fingerprint of each image file; a later run with the same ``--out`` reuses
+it when it was made by the same teacher for the same images, image files
+and classes, and refuses it otherwise (``--overwrite`` replaces it). Scoring saves its progress to ``OUT.partial.npz`` every
 ``--save-every`` images and on interruption, and an identical run picks it
 up.
 """
