@@ -181,3 +181,14 @@ def test_an_interrupted_rate_search_run_resumes(tmp_path):
             pytest.approx(found['test_mAP'], abs=1e-4)
         assert val['scores'].shape[1] == test['scores'].shape[1]
         assert len(val['scores']) != len(test['scores'])
+
+
+def test_the_teacher_methods_run_only_when_named():
+    """VLPL and AEVLP read a teacher's score file: no suite runs them by
+    default; named, a proxy suite gives their config."""
+    for suite in ('demo', 'proxy-voc'):
+        assert not {'vlpl', 'aevlp'} & set(accuracy.suite_methods(suite))
+    assert accuracy.suite_config('proxy-voc', 'aevlp', 'linear') == \
+        'configs/aevlp/efficientnet-lite0-linear_proxy-voc.py'
+    assert accuracy.suite_config('proxy-voc', 'vlpl', 'finetune') == \
+        'configs/vlpl/efficientnet-lite0_proxy-voc.py'

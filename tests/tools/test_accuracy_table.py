@@ -133,16 +133,31 @@ def test_search_table_holds_every_invocations_methods_and_rates(tmp_path):
         select_metric='spml/mAP')
     accuracy.lr_search(args, 'x', str(tmp_path), str(tmp_path), 'T')
     table = (tmp_path / 'x_lr_search.md').read_text()
-    assert '| method | config | lr 1e-05 | lr 0.0001 | lr 0.01 | chosen |' \
-        in table
-    assert '| 50.00 | 60.00 | - | 0.0001 |' in table
-    assert '| - | 40.00 | 55.00 | 0.01 |' in table
+    assert ('| method | config | lr 1e-05 | lr 0.0001 | lr 0.01 | chosen | '
+            'in the grid |') in table
+    # each method's best is the highest of its own rates
+    assert '| 50.00 | 60.00 | - | 0.0001 | top edge |' in table
+    assert '| - | 40.00 | 55.00 | 0.01 | top edge |' in table
     assert '(seed 0; the test set is not used)' in table  # untested runs
     found['an']['0.0001']['test_mAP'] = 58.
     (tmp_path / 'x_lr_search.json').write_text(json.dumps(found))
     accuracy.lr_search(args, 'x', str(tmp_path), str(tmp_path), 'T')
     assert ("where a search run was tested, the chosen rate's run is seed 0 "
             'of the seeds table') in (tmp_path / 'x_lr_search.md').read_text()
+
+
+def test_the_page_says_whether_the_chosen_rate_is_interior():
+    def runs(*maps):
+        return {lr: dict(val_mAP=m)
+                for lr, m in zip(('1e-05', '0.0001', '0.001'), maps)}
+
+    assert accuracy.grid_position(runs(53., 84., 85.)) == 'top edge'
+    assert accuracy.grid_position(runs(86., 84., 85.)) == 'bottom edge'
+    assert accuracy.grid_position(runs(53., 85., 84.)) == 'interior'
+    assert accuracy.grid_position(runs(53.)) == 'one rate'
+    # the rates' order, not the json's: 0.003 beyond 0.001
+    assert accuracy.grid_position(
+        {'0.003': dict(val_mAP=84.), **runs(53., 84., 85.)}) == 'interior'
 
 
 def test_the_chosen_rates_search_run_is_the_seed_it_trained():

@@ -58,6 +58,15 @@ METHODS = {
     'll_cp': ('LL-Cp', 'configs/ll_cp/ll_cp_vgg11bn_demo.py'),
     'partial': ('partial-BCE, 1 positive + 2 negatives (partial labels)',
                 'configs/an/an_vgg11bn-partial_demo.py'),
+    'vlpl': ('VLPL', 'configs/vlpl/vlpl_vgg11bn_demo.py'),
+    'aevlp': ('AEVLP', 'configs/aevlp/aevlp_vgg11bn_demo.py'),
+}
+#: methods that read a teacher's score file: run only when named
+#: (``--methods``), their file in ``--cfg-options
+#: model.head.label_bank.score_file=...``; config stems as PROXY_CONFIGS
+TEACHER_CONFIGS = {
+    'vlpl': 'vlpl/efficientnet-lite0{}_proxy-{}.py',
+    'aevlp': 'aevlp/efficientnet-lite0{}_proxy-{}.py',
 }
 #: proxy suites: method -> config stem under configs/<folder>/, per regime
 #: (the papers' methods and the AN and full-label references; the baselines
@@ -86,20 +95,22 @@ SUITE_TITLES = {
 
 
 def suite_methods(suite):
-    """The methods a suite has configs for."""
-    return list(METHODS if suite == 'demo' else PROXY_CONFIGS)
+    """The methods a suite runs by default (not those of a teacher)."""
+    return [m for m in (METHODS if suite == 'demo' else PROXY_CONFIGS)
+            if m not in TEACHER_CONFIGS]
 
 
 def suite_config(suite, method, regime='linear'):
     """The config a method trains with in a suite."""
     if suite == 'demo':
         return METHODS[method][1]
-    if method not in PROXY_CONFIGS:
+    stems = {**PROXY_CONFIGS, **TEACHER_CONFIGS}
+    if method not in stems:
         raise ValueError(
             f'{METHODS[method][0]} has no {suite} config; the proxy suites '
-            f'run {", ".join(PROXY_CONFIGS)}')
+            f'run {", ".join(stems)}')
     infix = '-linear' if regime == 'linear' else ''
-    return 'configs/' + PROXY_CONFIGS[method].format(infix, suite[6:])
+    return 'configs/' + stems[method].format(infix, suite[6:])
 
 
 def proxy_root(suite, fraction=1.):
@@ -556,15 +567,28 @@ def chosen_lrs(found):
             for method, runs in found.items() if runs}
 
 
+def grid_position(runs):
+    """Where a method's chosen rate lies among the rates of its search
+    (``runs``: rate -> run): ``'interior'``, ``'top edge'`` or ``'bottom
+    edge'`` (the highest or lowest searched: a better rate may lie past
+    it), or ``'one rate'``."""
+    rates = sorted(float(lr) for lr in runs)
+    if len(rates) < 2:
+        return 'one rate'
+    best = float(max(runs, key=lambda lr: runs[lr]['val_mAP']))
+    return ('top edge' if best == rates[-1] else
+            'bottom edge' if best == rates[0] else 'interior')
+
+
 def lr_search_table(found, suite, regime):
     """The lines of the learning-rate table from ``<name>_lr_search.json``
     (``found``): every method and rate of the json, since invocations run
     side by side (one per method, each with its optimizer's grid) share
-    one table."""
+    one table; the last column says whether the chosen rate is interior."""
     rates = sorted({float(lr) for runs in found.values() for lr in runs})
     lines = ['| method | config | ' + ' | '.join(
-        f'lr {lr:g}' for lr in rates) + ' | chosen |',
-             '| --- ' * (len(rates) + 3) + '|']
+        f'lr {lr:g}' for lr in rates) + ' | chosen | in the grid |',
+             '| --- ' * (len(rates) + 4) + '|']
     for method in [m for m in METHODS if m in found]:
         runs = found[method]
         cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in rates]
@@ -572,7 +596,8 @@ def lr_search_table(found, suite, regime):
                      f'`{suite_config(suite, method, regime)}` | ' +
                      ' | '.join('-' if c is None else f'{c:.2f}'
                                 for c in cells) +
-                     f' | {chosen_lrs(found)[method]:g} |')
+                     f' | {chosen_lrs(found)[method]:g} | '
+                     f'{grid_position(runs)} |')
     return lines
 
 
@@ -635,6 +660,9 @@ def write_lr_search_page(found, out_dir, name, title, suite, regime, seed,
                        f'seed {seed} of the seeds table).' if tested else
                        'the test set is not used).'), '',
         *lr_search_table(found, suite, regime), '',
+        'In the grid: the chosen rate is interior, or the highest (top '
+        'edge) or lowest (bottom edge) searched, where a better rate may '
+        'lie past it.', '',
         f'Command: `{command}`', '',
         f'Machine: {machine_summary()}', ''
     ])
