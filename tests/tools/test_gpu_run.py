@@ -278,7 +278,7 @@ def test_profile_adds_lasd_to_a_committed_profile_and_prices_its_runs(
     run = gpu_run.Run(gpu_run.parse_args([
         '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
         '--stage', str(tmp_path / 'stage'), '--results-dir', str(results)]))
-    assert gpu_run.costs(run) == dict(lasd=5.)
+    assert gpu_run.costs(run) == dict(lasd=5., teacher=2.)
 
     def profiled(label, seconds):
         return dict(label=label, iteration_s=dict(median=seconds))
@@ -304,7 +304,7 @@ def test_profile_adds_lasd_to_a_committed_profile_and_prices_its_runs(
     profile = read(tmp_path / 'stage' / 'gpu_profile.json')
     assert [r['label'] for r in profile['runs']] == [
         'decoding files', 'image cache', 'LASD, image cache']
-    assert gpu_run.costs(run) == pytest.approx(dict(lasd=2.5))
+    assert gpu_run.costs(run) == pytest.approx(dict(lasd=2.5, teacher=2.))
 
 
 def test_a_stopped_run_is_priced_by_its_epochs_left(tmp_path):
@@ -373,6 +373,11 @@ def fake_queue(tmp_path, monkeypatch, fails, *argv):
             if self.returncode:
                 return 1
             cmd = self.cmd
+            if '--model-teacher' in cmd:  # its record and score file
+                for key in ('--model-teacher', '--teacher-out'):
+                    with open(cmd[cmd.index(key) + 1], 'w') as f:
+                        json.dump(dict(command=cmd), f)
+                return 0
             out, method = (cmd[cmd.index(k) + 1] for k in ('--out-dir',
                                                           '--methods'))
             options = cmd[cmd.index('--cfg-options') + 1:]
@@ -397,7 +402,8 @@ def fake_queue(tmp_path, monkeypatch, fails, *argv):
     run = evidence_run(tmp_path, monkeypatch, '--evidence-mode',
                        'image cache, compiled', *argv)
     gpu_run.part_evidence(run, {})
-    return run, [(cmd[cmd.index('--methods') + 1], '--lr-search' in cmd,
+    return run, [(cmd[cmd.index('--methods') + 1] if '--methods' in cmd
+                  else 'teacher', '--lr-search' in cmd,
                   'compile.backend=eager' in cmd) for cmd in launched]
 
 
@@ -647,3 +653,125 @@ def test_without_the_openmmlab_stack_the_wheels_script_is_named(tmp_path):
     assert proc.returncode == 1
     assert 'bash tools/pack_wheels.sh' in proc.stderr
     assert osp.isfile(osp.join(REPO, 'tools', 'pack_wheels.sh'))
+
+
+def searched(**maps):
+    """A rate-search json: method -> {rate: its best validation mAP}."""
+    return {m: {lr: dict(val_mAP=v) for lr, v in runs.items()}
+            for m, runs in maps.items()}
+
+
+#: the committed full-size searches of AN and the full-label bound
+COMMITTED = dict(an={'1e-05': 53.11, '0.0001': 83.73, '0.001': 84.75},
+                 full={'1e-05': 58.08, '0.0001': 92.92, '0.001': 93.43})
+
+
+def test_the_rate_ladder_steps_past_either_edge():
+    assert [gpu_run.ladder_step(r, True) for r in
+            ('0.001', '0.003', '0.01', '1e-05')] == [
+                '0.003', '0.01', '0.03', '3e-05']
+    assert [gpu_run.ladder_step(r, False) for r in
+            ('1e-05', '3e-06', '0.0001', '0.003')] == [
+                '3e-06', '1e-06', '3e-05', '0.001']
+
+
+def test_a_search_whose_best_is_at_an_edge_goes_a_step_past_it():
+    """AN's best, 1e-3, is the top of its grid: 3e-3 is searched before its
+    seeds; a better 3e-3 is at the edge again (1e-2), up to PAST_EDGE steps
+    beyond the grid; a 3e-3 that does not improve makes 1e-3 interior."""
+    todo = gpu_run.search_todo
+    found = searched(**COMMITTED)
+    assert todo('an', found) == todo('full', found) == ['0.003']
+    found['an']['0.003'] = dict(val_mAP=84.)  # no better: 1e-3 interior
+    assert todo('an', found) == []
+    found['an']['0.003'] = dict(val_mAP=85.5)  # better: the edge again
+    assert todo('an', found) == ['0.01']
+    found['an']['0.01'] = dict(val_mAP=86.)  # 2 steps past: no third
+    assert gpu_run.PAST_EDGE == 2 and todo('an', found) == []
+    # the bottom edge: a step below it
+    assert todo('gr', searched(gr={'1e-05': 70., '0.0001': 60.,
+                                   '0.001': 50.})) == ['3e-06']
+    # --tiny: its one rate, no step past it
+    assert todo('an', searched(an={'0.001': 50.}), tiny=True) == []
+    assert todo('an', {}, tiny=True) == ['0.001']
+
+
+def test_a_grid_rate_far_below_in_the_committed_searches_is_left_out():
+    """1e-5 lost more than FAR (10) points for AN (31.64) and the full-label
+    bound (35.35): the Adam methods' searches leave it out; the SGD methods
+    (another grid) keep their whole grid."""
+    found = searched(**COMMITTED)
+    assert gpu_run.FAR == 10.
+    assert gpu_run.search_todo('gr', found) == ['0.0001', '0.001']
+    assert gpu_run.search_todo('opml', found) == ['0.0001', '0.001', '0.01']
+    # one search where it is 9.43 points below keeps it in the grid
+    found['full']['1e-05'] = dict(val_mAP=84.)
+    assert gpu_run.search_todo('gr', found) == ['1e-05', '0.0001', '0.001']
+    # a step past the edge that the other searches found far below is not
+    # taken: AN's 1e-3 is then its search's chosen rate
+    found = searched(an=COMMITTED['an'], em={'0.0001': 80., '0.001': 82.,
+                                             '0.003': 60.})
+    assert gpu_run.search_todo('an', found) == []
+
+
+def test_the_queue_order_the_edge_and_the_teacher():
+    """The papers' methods' searches, then their seeds seed-major once a
+    search is complete; the model teacher once the full-label bound's
+    search is, and VLPL's runs only once its score file exists."""
+    queue = gpu_run.evidence_queue
+    found = searched(**COMMITTED)
+    methods = ['an', 'full', 'gr', 'vlpl']
+    assert queue(methods, found, {}, (0, 1), False, False) == [
+        ('lr', 'an', '0.003'), ('lr', 'full', '0.003'),
+        ('lr', 'gr', '0.0001'), ('lr', 'gr', '0.001')]
+    # AN's 3e-3 did not improve, the full bound's did and is interior now
+    # that 1e-2 fell; GR's search is complete
+    found['an']['0.003'] = dict(val_mAP=84.)
+    found['full'].update({'0.003': dict(val_mAP=94.),
+                          '0.01': dict(val_mAP=90.)})
+    found['gr'] = {'0.0001': dict(val_mAP=85.), '0.001': dict(val_mAP=86.)}
+    seeds = {'an': {'0': {}}}
+    assert queue(methods, found, seeds, (0, 1), False, False) == [
+        ('lr', 'gr', '0.003'), ('seed', 'full', 0), ('seed', 'an', 1),
+        ('seed', 'full', 1), ('teacher', 'full', 0)]
+    assert queue(methods, found, seeds, (0, 1), False, True) == [
+        ('lr', 'gr', '0.003'), ('seed', 'full', 0), ('seed', 'an', 1),
+        ('seed', 'full', 1), ('lr', 'vlpl', '0.0001'),
+        ('lr', 'vlpl', '0.001')]
+    # no teacher method asked for: no teacher
+    assert ('teacher', 'full', 0) not in queue(methods[:3], found, seeds,
+                                               (0, 1), False, False)
+
+
+def test_the_teacher_methods_wait_for_a_fine_tuned_config(tmp_path,
+                                                          monkeypatch):
+    """Without a fine-tuned config (today) VLPL stays out of the queue and
+    the manifest names the config; with one, the model teacher trains at
+    the full-label bound's searched rate once that search is complete, then
+    VLPL trains on its score file, which comes back beside its record."""
+    scores = tmp_path / 'data' / 'model_full_crops.npz'
+    scores.parent.mkdir()
+    monkeypatch.setattr(gpu_run, 'teacher_file', lambda args: str(scores))
+    run, launched = fake_queue(tmp_path, monkeypatch, lambda cmd: False,
+                               '--methods', 'an', 'full', 'vlpl')
+    assert run.manifest['parts']['evidence']['no_config'] == [
+        'configs/vlpl/efficientnet-lite0_proxy-voc.py']
+    assert [m for m, _, _ in launched] == ['an', 'full', 'an', 'full']
+
+    monkeypatch.setattr(gpu_run, 'has_config', lambda method: True)
+    run, launched = fake_queue(tmp_path, monkeypatch, lambda cmd: False,
+                               '--methods', 'an', 'full', 'vlpl')
+    assert [(m, lr) for m, lr, _ in launched] == [
+        ('an', True), ('full', True), ('an', False), ('full', False),
+        ('teacher', False), ('vlpl', True), ('vlpl', False)]
+    evidence = tmp_path / 'stage' / 'evidence'
+    name = 'accuracy_proxy-voc_finetune-f0.01'
+    teacher = read(evidence / f'{name}_teacher.json')['command']
+    assert 'optim_wrapper.optimizer.lr=0.001' in teacher
+    assert teacher[teacher.index('--teacher-out') + 1] == str(scores)
+    assert (evidence / f'{name}_teacher.npz').read_text() == \
+        scores.read_text()
+    vlpl = read(evidence / f'{name}.json')['vlpl']['0']['options']
+    assert f'model.head.label_bank.score_file={scores}' in vlpl
+    assert not any(o.startswith('model.head') for o in read(
+        evidence / f'{name}.json')['an']['0']['options'])

@@ -24,8 +24,13 @@ committed results) for the same kind of run (device, ``--tiny``):
    when at least ``COMPILE_NEED`` seconds are left;
 5. ``evidence``: the full-size fine-tuned VOC-like queue
    (``tools/benchmark/accuracy.py --suite proxy-voc --regime finetune``):
-   each method's rate search, then 3 seeds at its rate (seed 0: the
-   search's run), up to ``--jobs`` runs side by side, each started only
+   each method's rate search (a grid rate that the other methods' searches
+   found more than :data:`FAR` points below their best left out; a step
+   past the grid's edge where the best is there), then 3 seeds at its rate
+   (seed 0: the search's run); after the papers' methods the model teacher
+   (``tools/benchmark/teacher_quality.py --model-teacher``) and VLPL and
+   AEVLP on its scores, where they have a fine-tuned config; up to
+   ``--jobs`` runs side by side, each started only
    when it fits in the budget left (a run the budget stopped resumes),
    from the image cache and, where the profile projects a run at most
    ``SWITCH`` of an eager one, in the fastest compiled mode
@@ -52,6 +57,7 @@ import argparse
 import glob
 import io
 import json
+import math
 import os
 import os.path as osp
 import platform
@@ -71,15 +77,27 @@ PARTS = ('tier', 'speed', 'profile', 'compile', 'evidence')
 #: (on an H100, 150 s for the speed tables measured the heads' table and 2
 #: of the recipe's 18 rows)
 CAPS = dict(tier=240, speed=300, profile=90, compile=240)
-#: the queue: methods in the order of the table, each one's rate grid
+#: the queue: the papers' methods in the order of the table, then those that
+#: read the model teacher's scores; each one's rate grid
 METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml', 'opml_sp')
+TEACHER_METHODS = ('vlpl', 'aevlp')
 ADAM_RATES = ('1e-05', '0.0001', '0.001')
 SGD_RATES = ('0.0001', '0.001', '0.01')
 SEEDS = (0, 1, 2)
+#: a grid rate is far below when it is more than this many points of
+#: validation mAP below its method's best: one that every other method of
+#: the grid that ran it found so is left out of the searches that lack it
+#: (1e-5 lost 30 points for AN and the full-label bound)
+FAR = 10.
+#: a search whose best is at an edge of its grid goes a step past it on the
+#: 1-3-10 ladder (1e-3 -> 3e-3), at most this many steps beyond the grid
+PAST_EDGE = 2
 #: a run's cost against AN's where the profile has not measured it (LASD
 #: trains on three views of each image: 5.4 times AN's time in the CPU's
-#: fine-tuned table at a fifth of the size)
-COST = dict(lasd=5.)
+#: fine-tuned table at a fifth of the size); the model teacher: writing its
+#: proxy instance (a minute on one core), its training, and scoring 17
+#: views of each training image (the whole image and 4 x 4 crops)
+COST = dict(lasd=5., teacher=2.)
 SUITE = 'proxy-voc'
 PROXY_CONFIG = 'configs/an/efficientnet-lite0_proxy-voc.py'
 LASD_CONFIG = 'configs/lasd/efficientnet-lite0_proxy-voc.py'
@@ -102,10 +120,82 @@ PACK = 'gpu_run.tar.gz'
 STAGE_MARK = '.gpu_run_stage'
 
 
-def rates(method: str, args) -> tuple:
+def grid(method: str, tiny: bool = False) -> Tuple[str, ...]:
     """A method's rate grid (``--tiny``: one rate)."""
-    grid = SGD_RATES if method.startswith('opml') else ADAM_RATES
-    return grid[-1:] if args.tiny else grid
+    rates = SGD_RATES if method.startswith('opml') else ADAM_RATES
+    return rates[-1:] if tiny else rates
+
+
+def ladder_step(rate: str, up: bool) -> str:
+    """The rate a step past ``rate`` on the 1-3-10 ladder (up: 1e-3 ->
+    3e-3 -> 1e-2; down: 1e-5 -> 3e-6), keyed as accuracy.py keys rates."""
+    x = float(rate)
+    e = math.floor(math.log10(x) + 1e-9)
+    ladder = [float(f'{c}e{k}') for k in (e - 1, e, e + 1) for c in (1, 3)]
+    step = min(v for v in ladder if v > x * (1 + 1e-9)) if up else max(
+        v for v in ladder if v < x * (1 - 1e-9))
+    return f'{step:g}'
+
+
+def far_below(rate: str, method: str, search: dict) -> bool:
+    """Whether every other method of ``method``'s grid whose search ran
+    ``rate`` found it more than :data:`FAR` points below its best, and one
+    did."""
+    found = [runs for m, runs in search.items()
+             if m != method and rate in runs and grid(m) == grid(method)]
+    return bool(found) and all(
+        max(r['val_mAP'] for r in runs.values()) - runs[rate]['val_mAP'] >
+        FAR for runs in found)
+
+
+def search_todo(method: str, search: dict, tiny: bool = False) -> List[str]:
+    """The rates ``method``'s search still needs: its grid's, less those
+    far below (:func:`far_below`); once they are in, where its best is at
+    an edge of the rates searched, the rate a step past it, up to
+    :data:`PAST_EDGE` steps beyond the grid and not a rate far below.
+    Nothing left: the search is complete (``--tiny``: its one rate is
+    in)."""
+    from tools.benchmark.accuracy import grid_position
+    runs, rates = search.get(method, {}), grid(method, tiny)
+    todo = [r for r in rates
+            if r not in runs and not far_below(r, method, search)]
+    position = grid_position(runs) if runs else None
+    if todo or tiny or position not in ('top edge', 'bottom edge'):
+        return todo
+    up = position == 'top edge'
+    beyond = [r for r in runs if (float(r) > float(rates[-1]) if up else
+                                  float(r) < float(rates[0]))]
+    step = ladder_step(max(runs, key=lambda r: runs[r]['val_mAP']), up)
+    if len(beyond) >= PAST_EDGE or far_below(step, method, search):
+        return []
+    return [step]
+
+
+def evidence_queue(methods: List[str], search: dict, seeds: dict,
+                   seed_list, tiny: bool, teacher: bool) -> List[tuple]:
+    """The evidence runs ready to start, in order: the papers' methods'
+    rate searches (:func:`search_todo`), then their seeds seed-major, each
+    method's once its search is complete; then, for the teacher methods of
+    ``methods``, the model teacher once the full-label bound's search is
+    complete and until its score file exists (``teacher``), and the
+    teacher methods' searches and seeds once it does."""
+
+    def complete(method):
+        return bool(search.get(method)) and not search_todo(
+            method, search, tiny)
+
+    readers = [m for m in methods if m in TEACHER_METHODS]
+    groups = [[m for m in methods if m not in TEACHER_METHODS]] + (
+        [readers] if teacher else [])
+    tasks = []
+    for group in groups:
+        tasks += [('lr', m, lr) for m in group
+                  for lr in search_todo(m, search, tiny)]
+        tasks += [('seed', m, s) for s in seed_list for m in group
+                  if str(s) not in seeds.get(m, {}) and complete(m)]
+    if readers and not teacher and complete('full'):
+        tasks.append(('teacher', 'full', 0))
+    return tasks
 
 
 class Run:
@@ -543,9 +633,12 @@ def fast_options(args) -> List[str]:
     """The image cache and the evaluation batch of the evidence's runs
     (the same batches: tests/datasets/test_image_cache.py)."""
     from spml_mm.datasets.image_cache import cache_options
-    return cache_options(cache_file(args)) + [
-        f'{loader}.batch_size={args.eval_batch}'
-        for loader in ('val_dataloader', 'test_dataloader')]
+    return cache_options(cache_file(args)) + eval_options(args)
+
+
+def eval_options(args) -> List[str]:
+    return [f'{loader}.batch_size={args.eval_batch}'
+            for loader in ('val_dataloader', 'test_dataloader')]
 
 
 def cache_file(args) -> str:
@@ -632,14 +725,18 @@ def load(path: str) -> dict:
 
 
 def part_evidence(run: Run, procs: dict) -> None:
-    from tools.benchmark.accuracy import compile_options, searched_run
+    from tools.benchmark.accuracy import (chosen_lrs, compile_options,
+                                          searched_run, suite_config)
     args = run.args
     folder = osp.join(args.out, 'evidence')
     os.makedirs(folder, exist_ok=True)
-    name = f'accuracy_{SUITE}_finetune' + (
-        f'-f{args.tiny_fraction:g}' if args.tiny else '')
+    name = evidence_name(args)
     search_json = osp.join(folder, f'{name}_lr_search.json')
     seeds_json = osp.join(folder, f'{name}.json')
+    # the model teacher's record and score file (the path its methods'
+    # runs name; committed beside the record)
+    record, scores = osp.join(folder, f'{name}_teacher.json'), osp.join(
+        REPO, teacher_file(args))
     # the committed runs, which the tool skips (--tiny writes other files:
     # its fraction is in their names)
     for path in (search_json, seeds_json):
@@ -649,7 +746,16 @@ def part_evidence(run: Run, procs: dict) -> None:
     if not (wait_data(run, procs, evidence_root(args)) and weights(run)
             and make_cache(run)):
         return run.part('evidence', status='no data')
-    methods = args.methods
+    committed = osp.join(args.results_dir, f'{name}_teacher')
+    if osp.isfile(committed + '.npz') and not osp.isfile(scores):
+        os.makedirs(osp.dirname(scores), exist_ok=True)
+        shutil.copy(committed + '.npz', scores)
+        shutil.copy(committed + '.json', record)
+    methods = [m for m in args.methods if has_config(m)]
+    if methods != args.methods:
+        run.part('evidence', no_config=[
+            suite_config(SUITE, m, 'finetune') for m in args.methods
+            if m not in methods])
     common = [sys.executable, '-m', 'tools.benchmark.accuracy', '--suite',
               SUITE, '--regime', 'finetune', '--out-dir', folder,
               '--work-root', osp.join(args.work, 'evidence')]
@@ -664,15 +770,33 @@ def part_evidence(run: Run, procs: dict) -> None:
     eager, again = set(), set()
 
     def todo():
-        """The runs not yet recorded, rate searches first, then seeds
-        seed-major, each method's seeds once its search is complete."""
-        search, seeds = load(search_json), load(seeds_json)
-        tasks = [('lr', m, lr) for m in methods for lr in rates(m, args)
-                 if lr not in search.get(m, {})]
-        tasks += [('seed', m, s) for s in args.seeds for m in methods
-                  if str(s) not in seeds.get(m, {}) and
-                  all(lr in search.get(m, {}) for lr in rates(m, args))]
-        return [t for t in tasks if t not in running]
+        """The runs not yet recorded and ready (:func:`evidence_queue`)."""
+        return [t for t in evidence_queue(
+            methods, load(search_json), load(seeds_json), args.seeds,
+            args.tiny, osp.isfile(scores)) if t not in running]
+
+    def command(task) -> List[str]:
+        """An evidence run's command; the model teacher's at the
+        full-label bound's searched rate, eagerly, decoding its instance's
+        image files."""
+        kind, method, value = task
+        if kind == 'teacher':
+            rate = chosen_lrs(load(search_json))['full']
+            return [sys.executable, '-m', 'tools.benchmark.teacher_quality',
+                    '--model-teacher', record, '--fraction',
+                    f'{args.tiny_fraction if args.tiny else 1:g}',
+                    '--teacher-out', teacher_file(args), '--work-root',
+                    osp.dirname(work_dir(args, task)), '--cfg-options',
+                    f'optim_wrapper.optimizer.lr={rate:g}',
+                    'train_dataloader.num_workers=1', *eval_options(args),
+                    *args.tiny_options]
+        return common + ['--methods', method] + (
+            ['--lr-search', value] if kind == 'lr' else
+            ['--searched-lr', '--seeds', str(value)]) + task_options(task)
+
+    def price(task) -> float:
+        """A run's cost against AN's."""
+        return cost.get('teacher' if task[0] == 'teacher' else task[1], 1.)
 
     walls = []  # this command's finished runs: seconds, as AN's cost
     samples, next_sample = [], 0.
@@ -694,10 +818,14 @@ def part_evidence(run: Run, procs: dict) -> None:
              eager_methods=sorted(eager))
 
     def compiled_run(task) -> bool:
-        return bool(mode_options) and task[1] not in eager
+        return bool(mode_options) and task[0] != 'teacher' and \
+            task[1] not in eager
 
     def task_options(task) -> List[str]:
-        return options + (mode_options if compiled_run(task) else [])
+        reads = [f'model.head.label_bank.score_file={teacher_file(args)}'
+                 ] if task[1] in TEACHER_METHODS else []
+        return options + reads + (mode_options if compiled_run(task) else
+                                  [])
 
     def done(task) -> float:
         """The share of a run's training already done: 1 for a seed the
@@ -718,7 +846,7 @@ def part_evidence(run: Run, procs: dict) -> None:
             base = sorted(walls)[len(walls) // 2]
         else:
             base = eager_s * (share if compiled_run(task) else 1.)
-        return max(base * cost.get(task[1], 1.) * (1 - done(task)), 30)
+        return max(base * price(task) * (1 - done(task)), 30)
 
     try:
         while True:
@@ -732,10 +860,14 @@ def part_evidence(run: Run, procs: dict) -> None:
                                          compiled=was_compiled[key]))
                     if proc.returncode == 0 and whole.pop(key) and \
                             was_compiled[key] == bool(mode_options):
-                        walls.append(seconds / cost.get(key[1], 1.))
+                        walls.append(seconds / price(key))
                     elif proc.returncode and was_compiled[key]:
                         eager.add(key[1])
                         again.add(key)
+                    if key[0] == 'teacher' and proc.returncode == 0:
+                        # returned beside its record, committed with it
+                        shutil.copy(scores, osp.join(folder,
+                                                     f'{name}_teacher.npz'))
                     keep_logs(args, key, folder)
             for task in todo():
                 if len(running) >= args.jobs:
@@ -746,14 +878,10 @@ def part_evidence(run: Run, procs: dict) -> None:
                     continue
                 if estimate(task) > run.left() - 15:
                     continue
-                kind, method, value = task
-                cmd = common + ['--methods', method] + (
-                    ['--lr-search', value] if kind == 'lr' else
-                    ['--searched-lr', '--seeds', str(value)]
-                ) + task_options(task)
                 whole[task] = done(task) == 0  # a measure of a whole run
                 was_compiled[task] = compiled_run(task)
-                running[task] = (launch(cmd, log, dict(OMP_NUM_THREADS='2')),
+                running[task] = (launch(command(task), log,
+                                        dict(OMP_NUM_THREADS='2')),
                                  time.time())
                 started.append(task)
             for key in running:
@@ -798,20 +926,44 @@ def render_evidence(run: Run, folder: str, name: str, search: dict,
         accuracy.write_lr_search_page(search, folder, name, title, SUITE,
                                       'finetune', 0, 'spml/mAP', command)
     if seeds:
-        methods = [m for m in accuracy.PROXY_CONFIGS if m in seeds]
+        methods = [m for m in accuracy.METHODS if m in seeds]
         accuracy.write_outputs(accuracy.summarize(seeds, methods), folder,
                                command, False, suite=SUITE, output=name,
                                title=title, runs=seeds)
 
 
+def has_config(method: str) -> bool:
+    """Whether ``method`` has a fine-tuned config of the evidence's proxy
+    (a teacher method may lack one: it then stays out of the queue, named
+    in the manifest)."""
+    from tools.benchmark.accuracy import suite_config
+    return osp.isfile(osp.join(REPO, suite_config(SUITE, method,
+                                                  'finetune')))
+
+
+def evidence_name(args) -> str:
+    """The evidence's results files' stem, as accuracy.py names them."""
+    return f'accuracy_{SUITE}_finetune' + (
+        f'-f{args.tiny_fraction:g}' if args.tiny else '')
+
+
+def teacher_file(args) -> str:
+    """The model teacher's scores of the evidence's training images
+    (whole and in crops), where the teacher methods' runs read them."""
+    return osp.join(evidence_root(args), 'teacher_scores',
+                    'model_full_crops.npz')
+
+
 def work_dir(args, key) -> str:
-    """An evidence run's work dir, as accuracy.py names it."""
+    """An evidence run's work dir, as accuracy.py names it; the model
+    teacher's training's in the same folder, as teacher_quality.py names
+    it."""
     kind, method, value = key
-    name = f'{SUITE}_finetune' + (f'-f{args.tiny_fraction:g}'
-                                  if args.tiny else '')
-    return osp.join(REPO, args.work, 'evidence', name,
-                    *(('lr_search', method, f'lr{float(value):g}')
-                      if kind == 'lr' else (method, f'seed{value}')))
+    parts = {'lr': ('lr_search', method, f'lr{float(value):g}'),
+             'seed': (method, f'seed{value}'),
+             'teacher': ('model_teacher', 'teacher')}[kind]
+    return osp.join(REPO, args.work, 'evidence',
+                    evidence_name(args)[len('accuracy_'):], *parts)
 
 
 def share_done(work: str) -> float:
@@ -847,7 +999,8 @@ def keep_logs(args, key, folder) -> None:
     folder."""
     kind, method, value = key
     work = work_dir(args, key)
-    dest = osp.join(folder, 'runs', method, str(value))
+    dest = osp.join(folder, 'runs', *(('teacher', ) if kind == 'teacher'
+                                      else (method, str(value))))
     for path in glob.glob(osp.join(work, '*', '*.log')) + glob.glob(
             osp.join(work, '*', 'vis_data', 'scalars.json')):
         target = osp.join(dest, osp.relpath(path, work))
@@ -883,8 +1036,9 @@ def parse_args(argv=None):
                         'so 16 cores and one GPU take about ten; the '
                         "manifest's samples of GPU use and load say whether "
                         'more fit)')
-    parser.add_argument('--methods', nargs='+', default=list(METHODS),
-                        choices=METHODS)
+    parser.add_argument('--methods', nargs='+',
+                        default=list(METHODS + TEACHER_METHODS),
+                        choices=METHODS + TEACHER_METHODS)
     parser.add_argument('--eval-batch', type=int, default=256,
                         help='validation and test batch of the evidence '
                         'runs')

@@ -27,6 +27,12 @@ AEVLP's DAMP reads each image as its one crop (DAMP then gives the
 whole-image pseudo-labels). Its results join the same json (key
 ``real_teacher``) and page.
 
+``--model-teacher RECORD`` makes the real teacher of the fine-tuned
+evidence (``tools/gpu_run.sh`` queues it): the full-label model fine-tuned
+on the second instance (``--cfg-options``: its learning rate and loaders),
+scoring the proxy's training images, whole and in 4 x 4 crops, into
+``--teacher-out`` for VLPL and AEVLP; its record goes to ``RECORD``.
+
 Examples:
     python -m tools.benchmark.teacher_quality --out docs/results
     # a synthetic teacher's score file for a config's training set
@@ -36,6 +42,11 @@ Examples:
     # a real teacher trained on another instance of the proxy
     python -m tools.benchmark.teacher_quality --out docs/results \
         --real-teacher
+    # the fine-tuned one of the full-size evidence, at the full-label
+    # bound's searched rate
+    python -m tools.benchmark.teacher_quality --model-teacher teacher.json \
+        --fraction 1 --teacher-out data/proxy-voc/teacher_scores/x.npz \
+        --cfg-options optim_wrapper.optimizer.lr=0.001
 """
 import argparse
 import json
@@ -48,8 +59,9 @@ from mmengine.utils import ProgressBar
 
 from tools.benchmark.accuracy import (LOADERS, cache_file_options,
                                       feature_cache, prepare_suite,
-                                      proxy_options, run, select_options,
-                                      suite_config, train_and_test)
+                                      proxy_options, proxy_root, run,
+                                      select_options, suite_config,
+                                      train_and_test)
 from tools.benchmark.results_page import REPO, command_line, machine_summary
 
 #: noise levels of the synthetic teacher, from useless to perfect
@@ -65,6 +77,9 @@ NAMES = dict(an='AN', gr='GR', em_apl='EM + APL', vlpl='VLPL', aevlp='AEVLP')
 SUITE = 'proxy-voc'
 #: generator seed of the proxy instance the real teacher trains on
 TEACHER_DATA_SEED = 1
+#: the grid of crops a teacher of images scores (AEVLP's on VOC): one score
+#: file serves VLPL (whole images) and AEVLP (with crops)
+CROP_GRID = 4
 
 
 def training_set(config, options=()):
@@ -107,22 +122,69 @@ def save_json(results, json_path):
     os.replace(json_path + '.tmp', json_path)
 
 
-def real_teacher(json_path, work_root, fraction, seeds, command):
-    """Train the real teacher on a second proxy instance, score the main
-    proxy's training images with it and train the teacher methods on its
-    scores; each step is skipped when its output exists."""
+def teacher_data(fraction, regime):
+    """The ``--cfg-options`` that point a config at the second proxy
+    instance the real teacher trains on (generator seed
+    :data:`TEACHER_DATA_SEED`, the main proxy's fraction and image size),
+    made if missing; in the linear regime with its feature cache."""
     root = (f'data/{SUITE}-seed{TEACHER_DATA_SEED}' +
             ('' if fraction == 1 else f'-f{fraction:g}'))
     if not osp.isfile(osp.join(REPO, root, 'formatted_val_labels_obs.npy')):
         run([sys.executable, 'tools/make_proxy_data.py', '--like', 'voc',
              '--fraction', f'{fraction:g}', '--seed', str(TEACHER_DATA_SEED),
-             '--out-dir', root])
-    cache = osp.join(root, 'features', osp.basename(feature_cache(SUITE)))
+             '--image-size', str(image_side(fraction)), '--out-dir', root])
     data = [f'{loader}.dataset.data_root={root}' for loader in LOADERS]
+    if regime != 'linear':
+        return data
+    cache = osp.join(root, 'features', osp.basename(feature_cache(SUITE)))
     if not osp.isfile(osp.join(REPO, cache)):
         run([sys.executable, 'tools/cache_features.py',
              suite_config(SUITE, 'an', 'finetune'), '--threads', '1',
              '--out', cache, '--cfg-options', *data])
+    return data + cache_file_options(suite_config(SUITE, 'full', 'linear'),
+                                     cache)
+
+
+def image_side(fraction):
+    """The side of the main proxy's images (its ``statistics.json``)."""
+    with open(osp.join(REPO, proxy_root(SUITE, fraction),
+                       'statistics.json')) as f:
+        return json.load(f)['arguments']['image_size']
+
+
+def score_images(config, teacher_config, teacher_dir, out, options,
+                 crops=0, image_size=None):
+    """Score ``config``'s training images (``options`` point it at its
+    data) with the teacher trained in ``teacher_dir`` into the score file
+    ``out`` (``tools/score_teacher.py --source model``), with ``crops``
+    the crops of that grid too, fed at ``image_size``."""
+    from spml_mm.utils import find_best_checkpoint
+    best = find_best_checkpoint(osp.join(REPO, teacher_dir))
+    grid = ['--crops', str(crops), '--image-size', str(image_size)] \
+        if crops else []
+    run([sys.executable, 'tools/score_teacher.py', config, '--source',
+         'model', '--teacher-config', teacher_config, '--checkpoint',
+         osp.relpath(best, REPO), '--out', out, *grid,
+         *(['--cfg-options', *options] if options else [])])
+
+
+def teacher_map(config, path, options):
+    """The mAP (percent) of the score file ``path`` on ``config``'s training
+    images."""
+    from spml_mm.benchmarks.synthetic_teacher import full_label_matrix
+    from spml_mm.datasets.teacher_scores import load_teacher_scores
+    from spml_mm.evaluation.metrics import mean_average_precision
+    dataset = training_set(config, options)
+    scores = load_teacher_scores(osp.join(REPO, path), dataset)
+    return float(mean_average_precision(scores.numpy(),
+                                        full_label_matrix(dataset)))
+
+
+def real_teacher(json_path, work_root, fraction, seeds, command):
+    """Train the real teacher on a second proxy instance, score the main
+    proxy's training images with it and train the teacher methods on its
+    scores; each step is skipped when its output exists."""
+    data = teacher_data(fraction, 'linear')
     with open(json_path) as f:
         results = json.load(f)
     entry = results.setdefault('real_teacher', {})
@@ -131,8 +193,7 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
     if 'own_test_mAP' not in entry:
         entry['own_test_mAP'], _ = train_and_test(
             teacher_config, teacher_dir, 0,
-            data + cache_file_options(teacher_config, cache) +
-            select_options(teacher_config, 'spml/mAP'))
+            data + select_options(teacher_config, 'spml/mAP'))
         entry.update(config=teacher_config, data_seed=TEACHER_DATA_SEED,
                      command=command)
         save_json(results, json_path)
@@ -141,12 +202,8 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
     vlpl_config = TEACHER_METHODS['vlpl'][0]
     options = proxy_options(SUITE, fraction, vlpl_config)
     if not osp.isfile(osp.join(REPO, files[0])):
-        from spml_mm.utils import find_best_checkpoint
-        best = find_best_checkpoint(osp.join(REPO, teacher_dir))
-        run([sys.executable, 'tools/score_teacher.py', vlpl_config,
-             '--source', 'model', '--teacher-config', teacher_config,
-             '--checkpoint', osp.relpath(best, REPO), '--out', files[0],
-             '--cfg-options', *options])
+        score_images(vlpl_config, teacher_config, teacher_dir, files[0],
+                     options)
     if not osp.isfile(osp.join(REPO, files[4])):
         from spml_mm.datasets.teacher_scores import (read_teacher_scores,
                                                      save_teacher_scores)
@@ -156,13 +213,7 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
                             table['img_paths'], table['classes'], meta,
                             crop_scores=table['scores'][:, None])
     if 'mAP' not in entry:
-        from spml_mm.benchmarks.synthetic_teacher import full_label_matrix
-        from spml_mm.datasets.teacher_scores import load_teacher_scores
-        from spml_mm.evaluation.metrics import mean_average_precision
-        dataset = training_set(vlpl_config, options)
-        scores = load_teacher_scores(osp.join(REPO, files[0]), dataset)
-        entry['mAP'] = float(mean_average_precision(
-            scores.numpy(), full_label_matrix(dataset)))
+        entry['mAP'] = teacher_map(vlpl_config, files[0], options)
         save_json(results, json_path)
     print(f'real teacher: mAP {entry["mAP"]:.2f} on the training images, '
           f'{entry["own_test_mAP"]:.2f} on its own test split')
@@ -181,6 +232,44 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
             save_json(results, json_path)
             print(f'real teacher, {NAMES[method]} seed {seed}: {mAP:.2f}')
     return results
+
+
+def model_teacher(record, fraction, work_root, score_file, options,
+                  command):
+    """The real teacher of the fine-tuned evidence (``tools/gpu_run.sh``):
+    the full-label model fine-tuned on the second proxy instance
+    (``options``: its learning rate, loaders), scoring the main proxy's
+    training images, whole and in :data:`CROP_GRID` x :data:`CROP_GRID`
+    crops, into ``score_file`` (VLPL reads the whole images' scores, AEVLP
+    the crops' too). Its record (config, data seed, options, test mAP on
+    its own instance, mAP on the scored images) goes to the json
+    ``record``; each step is skipped when its output exists."""
+    entry = {}
+    if osp.isfile(record):
+        with open(record) as f:
+            entry = json.load(f)
+    config = suite_config(SUITE, 'full', 'finetune')
+    teacher_dir = osp.join(work_root, 'teacher')
+    if 'own_test_mAP' not in entry:
+        entry['own_test_mAP'], _ = train_and_test(
+            config, teacher_dir, 0,
+            teacher_data(fraction, 'finetune') + list(options) +
+            select_options(config, 'spml/mAP'))
+        entry.update(config=config, data_seed=TEACHER_DATA_SEED,
+                     options=list(options), command=command)
+        save_json(entry, record)
+    scored = suite_config(SUITE, 'an', 'finetune')
+    data = proxy_options(SUITE, fraction)
+    if not osp.isfile(osp.join(REPO, score_file)):
+        score_images(scored, config, teacher_dir, score_file, data,
+                     CROP_GRID, image_side(fraction))
+    if 'mAP' not in entry:
+        entry.update(mAP=teacher_map(scored, score_file, data),
+                     score_file=score_file, crop_grid=CROP_GRID)
+        save_json(entry, record)
+    print(f'model teacher: mAP {entry["mAP"]:.2f} on the training images, '
+          f'{entry["own_test_mAP"]:.2f} on its own test split')
+    return entry
 
 
 def summarize_runs(runs):
@@ -386,10 +475,16 @@ def main():
     parser.add_argument('--crops', type=int, default=0)
     parser.add_argument('--teacher-out')
     parser.add_argument('--cfg-options', nargs='+', default=[],
-                        metavar='KEY=VALUE')
+                        metavar='KEY=VALUE',
+                        help="--write-teacher: the config's; "
+                        "--model-teacher: the teacher's training")
     parser.add_argument('--real-teacher', action='store_true',
                         help='only the real teacher: train it on a second '
                         'proxy instance and VLPL and AEVLP on its scores')
+    parser.add_argument('--model-teacher', metavar='RECORD',
+                        help='only the fine-tuned real teacher: train it, '
+                        'score the training images into --teacher-out, '
+                        'record it in this json')
     parser.add_argument('--report-only', action='store_true',
                         help='write the md and png from the json (e.g. while '
                         'a sweep runs) and train nothing')
@@ -402,6 +497,14 @@ def main():
                                     options=args.cfg_options)
         print(f'{args.teacher_out}: noise {args.noise:g}, teacher mAP '
               f'{teacher_map:.2f}')
+        return
+    if args.model_teacher:
+        if not args.teacher_out:
+            parser.error('--model-teacher needs --teacher-out')
+        prepare_suite(SUITE, 'finetune', args.fraction)
+        model_teacher(args.model_teacher, args.fraction, args.work_root,
+                      args.teacher_out, args.cfg_options,
+                      command_line(sys.argv))
         return
     os.makedirs(args.out, exist_ok=True)
     json_path = osp.join(args.out, 'teacher_quality.json')
