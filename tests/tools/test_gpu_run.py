@@ -775,3 +775,40 @@ def test_the_teacher_methods_wait_for_a_fine_tuned_config(tmp_path,
     assert f'model.head.label_bank.score_file={scores}' in vlpl
     assert not any(o.startswith('model.head') for o in read(
         evidence / f'{name}.json')['an']['0']['options'])
+
+
+@pytest.mark.slow
+def test_the_model_teacher_as_the_queue_runs_it(tmp_path, monkeypatch):
+    """The queue's model teacher at --tiny: the full-label model trained on
+    a second proxy instance (generator seed 1, the proxy's 32 px) scores
+    the proxy's training images whole and in 4 x 4 crops; its record names
+    its training and its mAP on those images."""
+    import numpy as np
+    args = gpu_run.parse_args([
+        '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
+        '--stage', str(tmp_path / 'stage'), '--work', str(tmp_path / 'work')])
+    root = gpu_run.evidence_root(args)
+    if not gpu_run.ready(root):
+        subprocess.run(gpu_run.data_commands(args)[root], cwd=REPO,
+                       check=True, capture_output=True)
+    scores, record = tmp_path / 'scores.npz', tmp_path / 'teacher.json'
+    monkeypatch.setattr(gpu_run, 'teacher_file', lambda args: str(scores))
+    proc = subprocess.run(
+        gpu_run.teacher_command(args, str(record), 0.001), cwd=REPO,
+        capture_output=True, text=True, timeout=900,
+        env=dict(os.environ, PYTHONPATH=REPO))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = read(record)
+    assert (found['config'], found['data_seed'], found['crop_grid']) == (
+        'configs/an/efficientnet-lite0-full_proxy-voc.py', 1, 4)
+    assert 'optim_wrapper.optimizer.lr=0.001' in found['options']
+    assert 0 < found['mAP'] < 100 and 0 < found['own_test_mAP'] < 100
+    with open(osp.join(REPO, root, 'statistics.json')) as f:
+        train = json.load(f)['protocol']['train']  # the split's images
+    with np.load(scores) as table:
+        assert table['scores'].shape == (train, 20)
+        assert table['crop_scores'].shape == (train, 16, 20)
+    teacher_data = osp.join(REPO, 'data', 'proxy-voc-seed1-f0.01')
+    with open(osp.join(teacher_data, 'statistics.json')) as f:
+        made = json.load(f)['arguments']
+    assert (made['seed'], made['image_size']) == (1, 32)

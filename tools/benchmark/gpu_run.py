@@ -777,19 +777,11 @@ def part_evidence(run: Run, procs: dict) -> None:
 
     def command(task) -> List[str]:
         """An evidence run's command; the model teacher's at the
-        full-label bound's searched rate, eagerly, decoding its instance's
-        image files."""
+        full-label bound's searched rate."""
         kind, method, value = task
         if kind == 'teacher':
-            rate = chosen_lrs(load(search_json))['full']
-            return [sys.executable, '-m', 'tools.benchmark.teacher_quality',
-                    '--model-teacher', record, '--fraction',
-                    f'{args.tiny_fraction if args.tiny else 1:g}',
-                    '--teacher-out', teacher_file(args), '--work-root',
-                    osp.dirname(work_dir(args, task)), '--cfg-options',
-                    f'optim_wrapper.optimizer.lr={rate:g}',
-                    'train_dataloader.num_workers=1', *eval_options(args),
-                    *args.tiny_options]
+            return teacher_command(args, record,
+                                   chosen_lrs(load(search_json))['full'])
         return common + ['--methods', method] + (
             ['--lr-search', value] if kind == 'lr' else
             ['--searched-lr', '--seeds', str(value)]) + task_options(task)
@@ -952,6 +944,20 @@ def teacher_file(args) -> str:
     (whole and in crops), where the teacher methods' runs read them."""
     return osp.join(evidence_root(args), 'teacher_scores',
                     'model_full_crops.npz')
+
+
+def teacher_command(args, record: str, rate: float) -> List[str]:
+    """The model teacher's command (``teacher_quality.py --model-teacher``,
+    its record into ``record``): trained at ``rate``, eagerly, decoding its
+    proxy instance's image files."""
+    return [sys.executable, '-m', 'tools.benchmark.teacher_quality',
+            '--model-teacher', record, '--fraction',
+            f'{args.tiny_fraction if args.tiny else 1:g}', '--teacher-out',
+            teacher_file(args), '--work-root',
+            osp.dirname(work_dir(args, ('teacher', 'full', 0))),
+            '--cfg-options', f'optim_wrapper.optimizer.lr={rate:g}',
+            'train_dataloader.num_workers=1', *eval_options(args),
+            *args.tiny_options]
 
 
 def work_dir(args, key) -> str:
