@@ -62,3 +62,24 @@ def test_page_renders_every_suite_and_says_which_to_use():
     header = [line for line in page.splitlines()
               if line.startswith('| method | mAP')][0]
     assert header.count('|') - 1 == 2 + len(label_sets.DECISIONS) + 2
+
+
+def test_a_refused_calibration_is_shown_not_fatal():
+    data = synthetic(n=120, c=4)
+    # class 3 observed on 2 validation images only: conformal refuses it
+    observed = data['valobs_known']
+    rows = np.flatnonzero(observed[:, 3] == 1)[2:]
+    observed[rows, 3], observed[rows, 0] = 0, 1
+    found = label_sets.evaluate(data)
+    row = found['decisions']['conformal_0.1']
+    assert row['CF1'] is None and "'c3' (2)" not in row['refused']
+    assert row['refused'].startswith('1 of 4 classes have fewer than 9')
+    assert found['conformal_recall']['0.1']['observed'] is None
+    assert found['decisions']['prior']['CF1'] is not None
+    runs = {'an': found}
+    text = label_sets.conclusion(runs)
+    assert 'Conformal, alpha 0.1 refused for 1 of 1 methods (AN): 1 of 4' \
+        in text
+    suite = dict(title='t', command='c', machine='m',
+                 positives_per_image=1.5, runs=runs, conclusion=text)
+    assert '| refused |' in label_sets.render(dict(suites={'t': suite}))

@@ -130,7 +130,7 @@ def load_scores(prefix):
         with np.load(f'{prefix}_{part}.npz') as found:
             data[f'{part}_scores'] = found['scores'].astype(np.float64)
             data[f'{part}_known'] = found['known']
-            data['classes'] = list(found['classes'])
+            data['classes'] = [str(c) for c in found['classes']]
     return data
 
 
@@ -142,23 +142,26 @@ def label_set_metrics(predicted, labels):
 
 
 def decisions(data, m):
-    """Each decision's label sets on the test split (N, C, bool)."""
+    """Each decision's label sets on the test split (N, C, bool), or why
+    its calibration refused (too few observed positives in a class)."""
     from spml_mm.apis import calibrate
-    from spml_mm.evaluation import f1_optimal_thresholds
+    from spml_mm.evaluation import CalibrationError, f1_optimal_thresholds
     val, test = data['val_scores'], data['test_scores']
     observed, classes = data['valobs_known'], data['classes']
     rng = np.random.RandomState(0)
     subset = rng.choice(len(val), FULL_SUBSET, replace=False)
     sets = {'0.5': test >= 0.5}
-    thresholds = {
-        'global_0.1': calibrate('global', val, observed, classes, 0.1),
-        'prior': calibrate('prior', val, observed, classes,
-                           positives_per_image=m),
+    calibrations = {
+        'global_0.1': ('global', dict(alpha=0.1)),
+        'prior': ('prior', dict(positives_per_image=m)),
+        **{f'conformal_{a}': ('conformal', dict(alpha=a)) for a in ALPHAS}
     }
-    for alpha in ALPHAS:
-        thresholds[f'conformal_{alpha}'] = calibrate(
-            'conformal', val, observed, classes, alpha)
-    for key, record in thresholds.items():
+    for key, (method, options) in calibrations.items():
+        try:
+            record = calibrate(method, val, observed, classes, **options)
+        except CalibrationError as err:
+            sets[key] = str(err).split(' (')[0]
+            continue
         sets[key] = test >= np.array(record['thresholds'])
     k = calibrate('topk', val, observed, classes,
                   positives_per_image=m)['topk']
@@ -188,16 +191,21 @@ def evaluate(data):
     labels = (data['test_known'] == 1).astype(np.uint8)
     m = float((data['val_known'] == 1).sum(1).mean())
     sets = decisions(data, m)
-    rows = {key: label_set_metrics(pred, labels)
+    rows = {key: dict(CF1=None, OF1=None, CR=None, refused=pred)
+            if isinstance(pred, str) else label_set_metrics(pred, labels)
             for key, pred in sets.items()}
     base, oracle = rows['0.5']['CF1'], rows['oracle']['CF1']
     for row in rows.values():
         row['gap_closed'] = (row['CF1'] - base) / (oracle - base) if \
-            oracle > base else None
-    recall = {f'{alpha}': dict(
-        target=100 * (1 - alpha),
-        observed=held_out_recall(sets[f'conformal_{alpha}'], labels),
-        all_positives=rows[f'conformal_{alpha}']['CR']) for alpha in ALPHAS}
+            oracle > base and row['CF1'] is not None else None
+    recall = {}
+    for alpha in ALPHAS:
+        pred = sets[f'conformal_{alpha}']
+        recall[f'{alpha}'] = dict(
+            target=100 * (1 - alpha),
+            observed=None if isinstance(pred, str) else held_out_recall(
+                pred, labels),
+            all_positives=rows[f'conformal_{alpha}']['CR'])
     return dict(mAP=mean_average_precision(data['test_scores'], labels),
                 positives_per_image=m, decisions=rows,
                 conformal_recall=recall)
@@ -205,6 +213,11 @@ def evaluate(data):
 
 def fmt(value, digits=1):
     return '-' if value is None else f'{value:.{digits}f}'
+
+
+def cell(row, metric):
+    """A decision's value, or "refused" where its calibration refused."""
+    return 'refused' if 'refused' in row else fmt(row[metric])
 
 
 def suite_lines(suite):
@@ -221,10 +234,12 @@ def suite_lines(suite):
                   '| --- ' * len(head) + '|']
         for method, run_ in runs.items():
             rows = run_['decisions']
-            cells = [fmt(run_['mAP'])] + [fmt(rows[k][metric])
+            cells = [fmt(run_['mAP'])] + [cell(rows[k], metric)
                                           for k in DECISIONS]
             if extra:
-                best = max(WITHOUT_FULL, key=lambda k: rows[k]['CF1'])
+                best = max((k for k in WITHOUT_FULL
+                            if rows[k]['CF1'] is not None),
+                           key=lambda k: rows[k]['CF1'])
                 gap = rows[best]['gap_closed']
                 cells += [DECISIONS[best],
                           fmt(None if gap is None else 100 * gap, 0)]
@@ -237,9 +252,11 @@ def suite_lines(suite):
               '(%)', '', '| ' + ' | '.join(head) + ' |',
               '| --- ' * len(head) + '|']
     for method, run_ in runs.items():
-        gaps = [run_['decisions'][k]['gap_closed'] for k in shown]
+        rows = run_['decisions']
         lines.append(f'| {label_of(method)} | ' + ' | '.join(
-            fmt(None if g is None else 100 * g, 0) for g in gaps) + ' |')
+            'refused' if 'refused' in rows[k] else
+            fmt(None if rows[k]['gap_closed'] is None else
+                100 * rows[k]['gap_closed'], 0) for k in shown) + ' |')
     lines.append('')
     head = ['method'] + [f'alpha {a}: {w}' for a in ALPHAS
                          for w in ('held-out observed', 'all (CR)')]
@@ -289,8 +306,11 @@ def conclusion(runs):
               if r['decisions'][best]['gap_closed'] is not None
               and r['decisions'][best]['gap_closed'] < 0.75]
     misses = {a: [label_of(m) for m, r in runs.items()
-                  if abs(r['conformal_recall'][str(a)]['observed'] -
-                         100 * (1 - a)) > 2] for a in ALPHAS}
+                  if r['conformal_recall'][str(a)]['observed'] is not None
+                  and abs(r['conformal_recall'][str(a)]['observed'] -
+                          100 * (1 - a)) > 2] for a in ALPHAS}
+    refused = {k: [label_of(m) for m, r in runs.items()
+                   if 'refused' in r['decisions'][k]] for k in WITHOUT_FULL}
     text = (f'Across the {len(runs)} methods, {DECISIONS[best]} closes the '
             f'most of the CF1 gap without full labels on average '
             f'({100 * mean[best]:.0f}%; ' + ', '.join(
@@ -302,13 +322,24 @@ def conclusion(runs):
     if best in NEED_M:
         text += (f' Without m, {DECISIONS[free]} closes the most '
                  f'({100 * mean[free]:.0f}%).')
+    for key, names in refused.items():
+        if names:
+            first = next(r for r in runs.values()
+                         if 'refused' in r['decisions'][key])
+            text += (f' {DECISIONS[key].capitalize()} refused for '
+                     f'{len(names)} of {len(runs)} methods '
+                     f'({", ".join(names)}): '
+                     f'{first["decisions"][key]["refused"]}.')
     for alpha, names in misses.items():
-        all_positives = np.mean([r['conformal_recall'][str(alpha)][
-            'all_positives'] for r in runs.values()])
+        reached = [r['conformal_recall'][str(alpha)] for r in runs.values()]
+        reached = [r for r in reached if r['observed'] is not None]
+        if not reached:
+            continue
+        all_positives = np.mean([r['all_positives'] for r in reached])
         text += (f' Conformal at alpha {alpha} reaches its target recall '
                  f'{100 * (1 - alpha):.0f}% within 2 points on held-out '
                  'observed positives for '
-                 f'{len(runs) - len(names)} of {len(runs)} methods' +
+                 f'{len(reached) - len(names)} of {len(reached)} methods' +
                  (f' (not for {", ".join(names)})' if names else '') +
                  f'; on all test positives its recall is {all_positives:.1f}'
                  '% on average.')
