@@ -56,7 +56,7 @@ def _too_few(classes: Sequence[str], counts: np.ndarray, need: int,
              why: str) -> None:
     short = np.flatnonzero(counts < need)
     if len(short):
-        listed = ', '.join(f'{classes[k]!r} ({counts[k]})'
+        listed = ', '.join(f'{str(classes[k])!r} ({counts[k]})'
                            for k in short[:10])
         more = f' and {len(short) - 10} more' if len(short) > 10 else ''
         raise CalibrationError(
