@@ -1,9 +1,8 @@
 """Choose a trained model's label-set thresholds on its validation split,
 without full labels, and write them beside the checkpoint.
 
+    python tools/calibrate.py CONFIG CHECKPOINT --positives-per-image 2.1
     python tools/calibrate.py CONFIG CHECKPOINT --method conformal --alpha 0.1
-    python tools/calibrate.py CONFIG CHECKPOINT --method prior \
-        --positives-per-image 2.1
 
 Scores the validation split (``val_dataloader``) and calibrates on the
 labels a single-positive protocol observes there (``val_labels='observed'``:
@@ -31,8 +30,11 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('config', help='config file path')
     parser.add_argument('checkpoint', help='checkpoint file')
-    parser.add_argument('--method', choices=METHODS, default='conformal',
-                        help='how the decision is chosen (default conformal)')
+    parser.add_argument(
+        '--method', choices=METHODS,
+        help='how the decision is chosen (default: prior when '
+        '--positives-per-image is given, else conformal; the label-sets '
+        'results page compares them)')
     parser.add_argument(
         '--alpha', type=float, default=0.1,
         help='conformal and global: share of observed positives allowed '
@@ -48,6 +50,9 @@ def parse_args(argv=None):
         '--cfg-options', nargs='+', action=ConfigOptionsAction,
         help='override config entries, e.g. val_dataloader.batch_size=64')
     args = parser.parse_args(argv)
+    if args.method is None:
+        args.method = 'conformal' if args.positives_per_image is None \
+            else 'prior'
     if args.method in ('conformal', 'global') and not 0 < args.alpha < 1:
         parser.error(f'--alpha must be in (0, 1), got {args.alpha}')
     if args.positives_per_image is not None and not (
