@@ -211,7 +211,8 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
         meta = dict(table['meta'], whole_image_as_crop=files[0])
         save_teacher_scores(osp.join(REPO, files[4]), table['scores'],
                             table['img_paths'], table['classes'], meta,
-                            crop_scores=table['scores'][:, None])
+                            crop_scores=table['scores'][:, None],
+                            img_fingerprints=table['img_fingerprints'])
     if 'mAP' not in entry:
         entry['mAP'] = teacher_map(vlpl_config, files[0], options)
         save_json(results, json_path)
