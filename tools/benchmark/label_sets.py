@@ -363,7 +363,8 @@ def plot(results, path):
         runs = suite['runs']
         for i, key in enumerate(keys):
             ax.bar(np.arange(len(runs)) + i * width,
-                   [r['decisions'][key]['CF1'] for r in runs.values()],
+                   [np.nan if r['decisions'][key]['CF1'] is None else
+                    r['decisions'][key]['CF1'] for r in runs.values()],
                    width, label=DECISIONS[key])
         ax.set_xticks(np.arange(len(runs)) + 0.4 - width / 2)
         ax.set_xticklabels([label_of(m) for m in runs], rotation=20,
