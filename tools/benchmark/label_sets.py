@@ -280,6 +280,12 @@ def suite_lines(suite):
     return lines + ['', suite['conclusion'], '']
 
 
+def ordered(results):
+    """The suites of a page, the demo first."""
+    suites = results['suites']
+    return [suites[k] for k in sorted(suites, key=lambda k: k != 'demo')]
+
+
 def render(results):
     """The page's Markdown from its json."""
     lines = [
@@ -298,7 +304,7 @@ def render(results):
         '(the protocol\'s draw; held out, since the thresholds saw only '
         'validation images) and on all test positives (CR).', '',
         '![CF1 per method and calibration](label_sets.png)', '']
-    for suite in results['suites'].values():
+    for suite in ordered(results):
         lines += suite_lines(suite)
     return '\n'.join(lines)
 
@@ -371,7 +377,7 @@ def plot(results, path):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    suites = list(results['suites'].values())
+    suites = ordered(results)
     keys = list(DECISIONS)
     width = 0.8 / len(keys)
     fig, axes = plt.subplots(len(suites), 1, squeeze=False, figsize=(
