@@ -8,7 +8,7 @@ import torch
 from mmengine.runner import Runner
 
 from spml_mm.engine.hooks import SPMLPreflightHook
-from tests.engine.toy_runner import ToyModel, ToyScore, loader
+from tests.engine.toy_runner import ToyDataset, ToyModel, ToyScore, loader
 
 
 class BrokenScore(ToyScore):
@@ -71,14 +71,55 @@ def test_auto_keys_select_on_the_first_reported(tmp_path):
     assert early.monitor == 'toy/score'
 
 
+def notes(err):
+    return ' '.join(getattr(err.value, '__notes__', []))
+
+
 def test_a_metric_crash_shows_before_training(tmp_path):
     runner = toy_runner(tmp_path, metric=BrokenScore())
     with pytest.raises(IndexError) as err:
         runner.train()
     assert runner.iter == 0
-    assert any('Raised by SPMLPreflightHook before training, running '
-               'validation batch 1' in note
-               for note in getattr(err.value, '__notes__', ['']))
+    assert notes(err) == (
+        'Raised by SPMLPreflightHook before training, in the metrics on '
+        'validation batch 1: look at val_evaluator and '
+        'model.head.num_classes. default_hooks.preflight.sanity_batches=2; '
+        '0 skips this check, and the error then comes at the first '
+        'validation.')
+
+
+class BrokenImages(ToyDataset):
+
+    def __getitem__(self, i):
+        if i >= 4:
+            raise FileNotFoundError(f'image {i}')
+        return super().__getitem__(i)
+
+
+def test_a_loading_crash_names_the_dataset_keys(tmp_path):
+    """The first batch loads, the second does not."""
+    runner = toy_runner(tmp_path)
+    runner._val_dataloader = dict(loader(), dataset=BrokenImages())
+    with pytest.raises(FileNotFoundError) as err:
+        runner.train()
+    assert runner.iter == 0
+    assert notes(err).startswith(
+        'Raised by SPMLPreflightHook before training, loading validation '
+        'batch 2: look at val_dataloader.dataset (its data_root, ann_file '
+        'and pipeline).')
+
+
+def test_a_model_crash_names_the_model_and_the_batch(tmp_path):
+    runner = toy_runner(tmp_path)
+    runner.model.linear = torch.nn.Linear(7, 1)  # 8 features come
+    with pytest.raises(RuntimeError) as err:
+        runner.train()
+    assert runner.iter == 0
+    assert notes(err).startswith(
+        'Raised by SPMLPreflightHook before training, in the model on '
+        'validation batch 1 (inputs of shape (4, 8), from '
+        'val_dataloader.dataset.pipeline): look at model (data_preprocessor, '
+        'backbone, head) and at that pipeline.')
 
 
 def test_without_sanity_batches_an_unknown_key_is_not_refused(tmp_path):

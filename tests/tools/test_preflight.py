@@ -125,3 +125,23 @@ def test_amp_and_unknown_runner_are_refused_on_cpu(tiny_demo, tmp_path):
     assert ("KeyError: \"runner_type='SPMLGPUFastRuner' is not a registered "
             "runner; MMEngine's RUNNERS has ['FlexibleRunner', 'Runner', "
             "'SPMLGPUFastRunner']") in out
+
+
+def test_a_validation_crash_names_the_part_and_its_keys(tiny_demo,
+                                                        tmp_path):
+    """A validation pipeline at 4 px: VGG's third pooling gets a 1 px map.
+    Before: the pooling's error and a note naming only the pre-flight's
+    switch."""
+    config = tmp_path / 'small_val.py'
+    config.write_text(
+        f"_base_ = '{osp.join(REPO, AN)}'\n"
+        'val_dataloader = dict(dataset=dict(pipeline=[\n'
+        "    dict(type='LoadImageFromFile'), dict(type='Resize', scale=4),\n"
+        "    dict(type='PackInputs', algorithm_keys=('gt_label_neg', ))]))\n")
+    out = refused(str(config), tmp_path / 'work', *options(tiny_demo))
+    assert 'Output size is too small' in out
+    assert re.search(
+        r'Raised by SPMLPreflightHook before training, in the model on '
+        r'validation batch 1 \(\d+ images of shape \(3, 4, 4\), from '
+        r'val_dataloader.dataset.pipeline\): look at model '
+        r'\(data_preprocessor, backbone, head\) and at that pipeline.', out)

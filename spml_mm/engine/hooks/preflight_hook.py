@@ -171,15 +171,18 @@ class SPMLPreflightHook(Hook):
                  torch.cuda.get_rng_state_all()
                  if torch.cuda.is_available() else None)
         model.eval()
-        batch = 0
+        batch, stage, data = 0, 'load', None
         try:
             with torch.no_grad():
                 for batch, data in enumerate(loop.dataloader, 1):
+                    stage = 'model'
                     with autocast(enabled=getattr(loop, 'fp16', False)):
                         outputs = model.val_step(data)
+                    stage = 'metric'
                     evaluator.process(data_samples=outputs, data_batch=data)
                     if batch == self.sanity_batches:
                         break
+                    stage = 'load'
             keys = []
             for metric in evaluator.metrics:
                 if callable(getattr(metric, 'dry_run', None)) or \
@@ -192,11 +195,7 @@ class SPMLPreflightHook(Hook):
             return keys
         except Exception as err:
             if hasattr(err, 'add_note'):  # Python >= 3.11
-                err.add_note(
-                    'Raised by SPMLPreflightHook before training, running '
-                    f'validation batch {batch} through the model and the '
-                    'metrics (default_hooks.preflight.sanity_batches='
-                    f'{self.sanity_batches}; 0 skips this check).')
+                err.add_note(self._crash_note(stage, batch, data))
             raise
         finally:
             for metric in evaluator.metrics:
@@ -207,6 +206,33 @@ class SPMLPreflightHook(Hook):
             torch.set_rng_state(state[2])
             if state[3] is not None:
                 torch.cuda.set_rng_state_all(state[3])
+
+    def _crash_note(self, stage: str, batch: int, data) -> str:
+        """Where a sanity batch failed, with the config keys behind it."""
+        if stage == 'load':
+            where = (f'loading validation batch {batch + 1}: look at '
+                     'val_dataloader.dataset (its data_root, ann_file and '
+                     'pipeline)')
+        else:
+            inputs = data.get('inputs') if isinstance(data, dict) else None
+            if isinstance(inputs, (list, tuple)) and inputs and \
+                    hasattr(inputs[0], 'shape'):
+                shape = (f'{len(inputs)} images of shape '
+                         f'{tuple(inputs[0].shape)}')
+            elif hasattr(inputs, 'shape'):
+                shape = f'inputs of shape {tuple(inputs.shape)}'
+            else:
+                shape = 'its inputs'
+            where = (f'in the model on validation batch {batch} ({shape}, '
+                     'from val_dataloader.dataset.pipeline): look at model '
+                     '(data_preprocessor, backbone, head) and at that '
+                     'pipeline' if stage == 'model' else
+                     f'in the metrics on validation batch {batch}: look at '
+                     'val_evaluator and model.head.num_classes')
+        return (f'Raised by SPMLPreflightHook before training, {where}. '
+                'default_hooks.preflight.sanity_batches='
+                f'{self.sanity_batches}; 0 skips this check, and the error '
+                'then comes at the first validation.')
 
     @staticmethod
     def _check_keys(runner, monitored: List[Tuple[str, str]],
