@@ -22,14 +22,17 @@ class ConfigOptionsAction(DictAction):
     on a folder the user never named. Here only the spaces around a value,
     its list elements and brackets are removed; lists and tuples
     (``[1, 2]``, ``a,b``, ``(1,[2,3])``), numbers, booleans and ``None``
-    parse as in MMEngine.
+    parse as in MMEngine. An expression with a comma inside its brackets
+    (``dict(a=1, b=2)``), on which MMEngine's parser recursed until
+    Python's limit, is refused with the ways to set it.
     """
 
     @staticmethod
     def _parse_iterable(val: str) -> Any:
         val = val.strip().strip('\'"').strip()
         is_tuple = val.startswith('(') and val.endswith(')')
-        if is_tuple or val.startswith('[') and val.endswith(']'):
+        is_bracketed = is_tuple or val.startswith('[') and val.endswith(']')
+        if is_bracketed:
             val = val[1:-1]
         elif ',' not in val:
             return DictAction._parse_int_float_bool(val)
@@ -37,6 +40,14 @@ class ConfigOptionsAction(DictAction):
                 val.count('[') != val.count(']'):
             raise ValueError(f'unbalanced brackets in --cfg-options value '
                              f'{val!r}')
+        if not is_bracketed and _next_comma(val) == len(val):
+            # a comma inside a call such as dict(a=1, b=2): MMEngine's
+            # parser recursed on it until Python's limit
+            raise ValueError(
+                f'--cfg-options value {val} is an expression, which is not '
+                'parsed: set its keys one by one (KEY.SUBKEY=VALUE, '
+                'KEY.0.SUBKEY=VALUE in a list) or write it in a config that '
+                'inherits this one (_base_)')
         values = []
         while val.strip():
             end = _next_comma(val)

@@ -42,6 +42,20 @@ def test_inner_spaces_are_kept():
         parse(ConfigOptionsAction, 'a=[1, (2]')
 
 
+@pytest.mark.parametrize('value', [
+    "dict(type='Resize', scale=4)",
+    "[dict(type='LoadImageFromFile'), dict(type='Resize', scale=4)]"])
+def test_an_expression_is_refused_with_the_ways_to_set_it(value):
+    """MMEngine's parser recursed on a comma inside a call until Python's
+    limit (RecursionError, no word of the value)."""
+    with pytest.raises(RecursionError):
+        parse(DictAction, f'k={value}')
+    with pytest.raises(ValueError, match=r"dict\(type='Resize', scale=4\) "
+                       r'is an expression, which is not parsed: set its keys '
+                       r'one by one \(KEY.SUBKEY=VALUE'):
+        parse(ConfigOptionsAction, f'k={value}')
+
+
 def test_check_dataset_finds_a_data_root_with_spaces(tiny_demo, tmp_path,
                                                      capsys):
     """Through a tool's command line: the demo under 'my data'."""
