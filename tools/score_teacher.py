@@ -40,6 +40,9 @@ from mmengine.config import Config
 from spml_mm.utils import ConfigOptionsAction
 
 SOURCES = ('file', 'model', 'clip', 'ram')
+#: identity keys of the images scored: a file of a superset of the images
+#: is reused for the subset, its rows checked image by image
+IMAGE_KEYS = ('num_images', 'images_sha256', 'images_fingerprint')
 #: The zoo CLIP ViT-B/16 zero-shot config of MMPretrain.
 DEFAULT_CLIP_CONFIG = 'mmpretrain::clip/clip_vit-base-p16_zeroshot-cls_in1k.py'
 
@@ -377,11 +380,12 @@ def main(argv=None) -> int:
         identity = run_identity(meta)
         if osp.isfile(out) and not args.overwrite:
             table = read_teacher_scores(out)
-            # other image files at the same paths: teacher_rows says so
+            # other images (a subset of the scored set, an image missing or
+            # changed): teacher_rows reuses the subset and names the others
             diffs = [
                 diff for diff in identity_differences(
                     run_identity(table['meta']), identity)
-                if not diff.startswith('images_fingerprint: ')
+                if diff.split(':')[0] not in IMAGE_KEYS
             ]
             if diffs:
                 raise TeacherScoreError(
@@ -390,7 +394,10 @@ def main(argv=None) -> int:
                     'or another --out.')
             teacher_rows(table, out, img_paths, classes, dataset.data_root,
                          describe_dataset(dataset))
-            print(f'{out} holds these scores already (made '
+            subset = ('' if len(table['img_paths']) == len(img_paths) else
+                      f' for these {len(img_paths)} of its '
+                      f'{len(table["img_paths"])} images')
+            print(f'{out} holds these scores already{subset} (made '
                   f'{table["meta"].get("created")}); reusing it')
             return 0
         if args.source == 'file':

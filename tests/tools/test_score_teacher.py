@@ -125,6 +125,13 @@ def test_file_cache_reused_or_refused(tiny_demo, dataset, tmp_path,
     assert run(tiny_demo, *args) == 0
     assert f'{out} holds these scores already (made {created}); reusing ' \
         'it' in capsys.readouterr().out
+    # a subset of its images (indices): reused, as training reuses it;
+    # before, refused as made for something else (num_images, images_sha256)
+    assert run(tiny_demo, *args,
+               options=['train_dataloader.dataset.indices=8']) == 0
+    assert (f'{out} holds these scores already for these 8 of its '
+            f'{len(paths)} images (made {created}); reusing it'
+            ) in capsys.readouterr().out
     # the same file for another class order is refused, not reused
     assert run(tiny_demo, *args, options=[
         'train_dataloader.dataset.classes=[1,0,2,3,4,5,6,7,8,9]'
@@ -407,11 +414,17 @@ def test_cache_reused_and_stale_cache_refused(tiny_demo, dataset, tiny_clip,
     assert err.startswith(f'error: {out} exists and was made for something '
                           "else: prompts: ['a photo of a {}.'] -> "
                           "['a picture of {}.']. Pass --overwrite")
-    # another dataset: the same tool on another split of the demo
+    # a subset of its images (a larger validation share): reused
     assert run(tiny_demo, *args,
-               options=['train_dataloader.dataset.val_frac=0.5']) == 1
+               options=['train_dataloader.dataset.val_frac=0.5']) == 0
+    assert 'holds these scores already for these 80 of its 128 images' in \
+        capsys.readouterr().out
+    # another dataset: the same tool on the demo's test split
+    assert run(tiny_demo, *args,
+               options=['train_dataloader.dataset.split=test']) == 1
     err = capsys.readouterr().err
-    assert 'num_images: 128 -> 80; images_sha256:' in err
+    assert err.startswith(f'error: {out} was written for another dataset: ')
+    assert '--overwrite' in err
     # another class list
     assert run(tiny_demo, *args, options=[
         'train_dataloader.dataset.classes=[0,1,2,3,4,5,6,7,9,8]'
