@@ -909,6 +909,41 @@ def split_without_positive(bench):
             judged(not trained, refusal(rc, line), 'silent wrong answer'))
 
 
+def validation_crash(bench):
+    """A validation pipeline at 4 px: the model fails on the first sanity
+    batch, and the note names the part and its config keys."""
+    more = ("val_dataloader = dict(dataset=dict(pipeline=["
+            "dict(type='LoadImageFromFile'), dict(type='Resize', scale=4), "
+            "dict(type='PackInputs', algorithm_keys=('gt_label_neg', ))]))")
+    work = osp.join(bench.tmp, 'small_val')
+    rc, log = bench.run(['tools/train.py', bench.config(more=more),
+                         '--work-dir', work] + bench.options(epochs=1))
+    line = error_line(log, 'Raised by SPMLPreflightHook')
+    named = 'look at model' in line and \
+        'val_dataloader.dataset.pipeline' in line
+    return ('validation pipeline at 4 px (the model fails on its images)',
+            'stopped before training: the error, then '
+            f'"{line[line.find("in the model"):][:110]}..."' if named else
+            f'FAILED: {line[:100] or error_line(log, "Error")[:100]}',
+            judged(named and TRAIN_LINE not in log, refusal(rc, line),
+                   'crash'))
+
+
+def expression_option(bench):
+    """A pipeline written in --cfg-options as a list of dict(...) calls."""
+    rc, log = bench.run(['tools/train.py', bench.config(), '--work-dir',
+                         osp.join(bench.tmp, 'expression')] +
+                        bench.options(epochs=1) + [
+                            "val_dataloader.dataset.pipeline=["
+                            "dict(type='LoadImageFromFile'), "
+                            "dict(type='Resize', scale=4)]"])
+    line = error_line(log, 'is an expression, which is not parsed')
+    return ('--cfg-options KEY=[dict(type=..., a=1), ...]',
+            f'refused: {line.split("parsed: ", 1)[-1][:90]}' if line else
+            f'FAILED: {error_line(log, "Error")[:100]}',
+            refusal(rc, line))
+
+
 def preflight(bench):
     yield lambda: fast_recipe(bench)
     yield lambda: observed_default(bench, CONFIG, 'observed_an')
@@ -918,6 +953,8 @@ def preflight(bench):
     yield lambda: observed_wrong_key(bench)
     yield lambda: subset_without_class(bench)
     yield lambda: split_without_positive(bench)
+    yield lambda: validation_crash(bench)
+    yield lambda: expression_option(bench)
 
 
 # ----------------------------------------------------------------- inputs
