@@ -745,20 +745,23 @@ def test_the_queue_order_the_edge_and_the_teacher():
 
 def test_the_teacher_methods_wait_for_a_fine_tuned_config(tmp_path,
                                                           monkeypatch):
-    """Without a fine-tuned config (today) VLPL stays out of the queue and
-    the manifest names the config; with one, the model teacher trains at
+    """Without a fine-tuned config VLPL stays out of the queue and the
+    manifest names the config; with one (today), the model teacher trains at
     the full-label bound's searched rate once that search is complete, then
     VLPL trains on its score file, which comes back beside its record."""
     scores = tmp_path / 'data' / 'model_full_crops.npz'
     scores.parent.mkdir()
     monkeypatch.setattr(gpu_run, 'teacher_file', lambda args: str(scores))
+    assert gpu_run.has_config('vlpl') and gpu_run.has_config('aevlp')
+    monkeypatch.setattr(gpu_run, 'has_config', lambda method: method != 'vlpl')
     run, launched = fake_queue(tmp_path, monkeypatch, lambda cmd: False,
                                '--methods', 'an', 'full', 'vlpl')
     assert run.manifest['parts']['evidence']['no_config'] == [
         'configs/vlpl/efficientnet-lite0_proxy-voc.py']
     assert [m for m, _, _ in launched] == ['an', 'full', 'an', 'full']
 
-    monkeypatch.setattr(gpu_run, 'has_config', lambda method: True)
+    monkeypatch.undo()
+    monkeypatch.setattr(gpu_run, 'teacher_file', lambda args: str(scores))
     run, launched = fake_queue(tmp_path, monkeypatch, lambda cmd: False,
                                '--methods', 'an', 'full', 'vlpl')
     assert [(m, lr) for m, lr, _ in launched] == [
