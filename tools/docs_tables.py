@@ -24,6 +24,7 @@ tool does.
 Example:
     python tools/docs_tables.py           # rewrite every block and metafile
     python tools/docs_tables.py --check   # name each one that differs; exit 1
+    python -m tools.docs_tables --check   # the same
 """
 import argparse
 import contextlib
@@ -40,13 +41,16 @@ import tempfile
 from fnmatch import fnmatch
 from typing import Callable, Dict, List, Optional, Tuple
 
-REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+if __name__ == '__main__' and not __package__:
+    # run as a file, the tools package is not on the path: run it as the
+    # module it is, from the repository root
+    os.chdir(osp.dirname(osp.dirname(osp.abspath(__file__))))
+    os.execv(sys.executable,
+             [sys.executable, '-m', 'tools.docs_tables', *sys.argv[1:]])
 
 from tools.benchmark.accuracy import METHODS, summarize  # noqa: E402
-from tools.benchmark.results_page import (REFERENCE,  # noqa: E402
-                                          machine_summary)
+from tools.benchmark.results_page import REFERENCE  # noqa: E402
+from tools.common import REPO, machine_summary  # noqa: E402
 
 BLOCK = re.compile(r'<!-- results: (?P<spec>[^>]*?) -->(?P<body>.*?)'
                    r'<!-- /results -->', re.S)

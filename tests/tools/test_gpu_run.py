@@ -244,7 +244,8 @@ def test_a_complete_recipe_table_is_measured_again_when_not_continued(
     would drop the recipe's rows."""
     from types import SimpleNamespace
 
-    from tools.benchmark import head_profile, speed_gpu
+    from tools.benchmark import speed_gpu
+    from tools.common import code_fingerprint
     results = tmp_path / 'results'
     results.mkdir()
     commands = []
@@ -256,7 +257,7 @@ def test_a_complete_recipe_table_is_measured_again_when_not_continued(
         str(tmp_path / 'stage'), '--results-dir', str(results)]))
     committed = dict(kind=run.kind(), complete=False,
                      tables_complete=dict(heads=False, recipe=True),
-                     code=head_profile.code_fingerprint(),
+                     code=code_fingerprint(),
                      environment=speed_gpu.environment(
                          SimpleNamespace(device='cpu')))
     for code, heads_only in ((committed['code'], True), ('0ther', False)):

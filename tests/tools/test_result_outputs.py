@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from tests.conftest import PYTHON, REPO
-from tools.benchmark import results_page
+from tools import common
 
 TRACKED = osp.join(REPO, 'docs', 'results')
 
@@ -56,6 +56,6 @@ def test_every_page_writer_defaults_to_the_work_folder(tool, monkeypatch):
     with pytest.raises(SystemExit):
         module.main()
     # accuracy resolves its default after parsing (quick: the work root)
-    assert seen['out_dir'] in (results_page.WORK_OUT_DIR, None)
-    assert results_page.is_results_dir(osp.join(REPO, 'docs', 'results'))
-    assert not results_page.is_results_dir(results_page.WORK_OUT_DIR)
+    assert seen['out_dir'] in (common.WORK_OUT_DIR, None)
+    assert common.is_results_dir(osp.join(REPO, 'docs', 'results'))
+    assert not common.is_results_dir(common.WORK_OUT_DIR)

@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from tests.conftest import PYTHON, REPO
-from tools.benchmark import head_profile, speed_gpu
+from tools.benchmark import speed_gpu
+from tools.common import code_fingerprint
 
 TINY = [
     '--device', 'cpu', '--tiny', '--methods', 'AN', 'LASD',
@@ -90,7 +91,7 @@ def test_speed_gpu_budget_keeps_what_it_measured(tmp_path):
         'stock']
     # rows of another version of the code are measured again: a table's
     # ratios compare one version's heads
-    assert record['code'] == head_profile.code_fingerprint()
+    assert record['code'] == code_fingerprint()
     record['code'] = 'another'
     (tmp_path / 'other.json').write_text(json.dumps(record))
     other = tmp_path / 'other'
@@ -98,7 +99,7 @@ def test_speed_gpu_budget_keeps_what_it_measured(tmp_path):
                            '--resume', str(tmp_path / 'other.json'),
                            '--out', str(other)])
     remeasured = json.loads((other / 'gpu.json').read_text())
-    assert remeasured['code'] == head_profile.code_fingerprint()
+    assert remeasured['code'] == code_fingerprint()
     assert remeasured['heads']['fp32']['stock'] != record['heads']['fp32'][
         'stock']
 

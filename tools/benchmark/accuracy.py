@@ -37,9 +37,9 @@ import time
 import numpy as np
 from mmengine.utils import ProgressBar
 
-from tools.benchmark.results_page import (REPO, WORK_OUT_DIR, command_line,
-                                          is_results_dir, machine_summary,
-                                          report_written)
+from tools.benchmark.results_page import report_written
+from tools.common import (REPO, WORK_OUT_DIR, command_line, is_results_dir,
+                          machine_summary, write_json)
 
 #: method name -> (label in tables, demo config)
 METHODS = {
@@ -218,9 +218,7 @@ def record(json_path, method, key, entry):
             with open(json_path) as f:
                 results = json.load(f)
         results.setdefault(method, {})[key] = entry
-        with open(json_path + '.tmp', 'w') as f:
-            json.dump(results, f, indent=1)
-        os.replace(json_path + '.tmp', json_path)
+        write_json(json_path, results)
     finally:
         os.close(folder)  # and the lock with it
     return results

@@ -24,7 +24,7 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 from mmengine.runner import Runner, set_random_seed
 
-from tools.benchmark.results_page import machine_summary
+from tools.common import machine_summary
 
 LOADERS = ('train_dataloader', 'test_dataloader')
 

@@ -22,14 +22,15 @@ Example:
 """
 import argparse
 import glob
-import json
 import os
 import os.path as osp
 import shutil
 import tarfile
 import tempfile
 
-from tools.benchmark.gpu_run import PACK, REPO, load, write_json
+from tools.benchmark.gpu_run import PACK
+from tools.common import REPO, write_json
+from tools.common import load_json as load
 
 
 def tier_page(result: dict) -> str:

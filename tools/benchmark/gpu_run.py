@@ -71,7 +71,8 @@ import time
 import xml.etree.ElementTree as ET
 from typing import Dict, List, Optional, Tuple
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+from tools.common import REPO, code_fingerprint, write_json
+from tools.common import load_json as load
 PARTS = ('tier', 'speed', 'profile', 'compile', 'evidence')
 #: the most seconds each part may take (of the budget left)
 #: (on an H100, 150 s for the speed tables measured the heads' table and 2
@@ -332,12 +333,6 @@ def folder_problem(stage: str, back: str) -> Optional[str]:
     return None
 
 
-def write_json(path: str, data) -> None:
-    with open(path + '.tmp', 'w') as f:
-        json.dump(data, f, indent=1)
-    os.replace(path + '.tmp', path)
-
-
 def launch(cmd: List[str], log: str, env: Optional[dict] = None):
     """Start ``cmd`` in the repository root in its own process group, its
     output to ``log``."""
@@ -551,9 +546,9 @@ def continued(found: dict, args) -> bool:
     same code, machine and versions (else it measures every table)."""
     from types import SimpleNamespace
 
-    from tools.benchmark import head_profile, speed_gpu
+    from tools.benchmark import speed_gpu
     return (found.get('code'), found.get('environment')) == (
-        head_profile.code_fingerprint(),
+        code_fingerprint(),
         speed_gpu.environment(SimpleNamespace(device=args.device)))
 
 
@@ -715,13 +710,6 @@ def profile(run: Run, procs: dict, part: str, labels: List[str]) -> None:
                         environment=run.manifest['environment'],
                         runs=results))
     run.part(part, status=', '.join(statuses), runs=len(results))
-
-
-def load(path: str) -> dict:
-    if not osp.isfile(path):
-        return {}
-    with open(path) as f:
-        return json.load(f)
 
 
 def part_evidence(run: Run, procs: dict) -> None:

@@ -25,12 +25,9 @@ Example:
 """
 import argparse
 import copy
-import glob
-import hashlib
 import json
 import os
 import os.path as osp
-import subprocess
 import sys
 from typing import Dict, Optional
 
@@ -38,43 +35,13 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from tools.benchmark import speed_gpu
+from tools.common import commit
 
 #: what the render counts as the cost of a head, beyond the stock head's
 PHASES = ('optimizer', 'loss', 'other')
 #: where an operator belongs: the record_function ranges above it
 OPTIMIZER_RANGES = ('Optimizer.step#', 'Optimizer.zero_grad#')
 LOSS_RANGE = 'head_profile.loss'
-
-
-def commit() -> Optional[str]:
-    """The checkout's commit, ``+`` if it has uncommitted changes;
-    ``SPML_MM_COMMIT`` where it is set (a copy of the tree without its git
-    folder, e.g. on a GPU machine)."""
-    if os.environ.get('SPML_MM_COMMIT'):
-        return os.environ['SPML_MM_COMMIT']
-    try:
-        head = subprocess.run(['git', 'rev-parse', '--short=12', 'HEAD'],
-                              cwd=speed_gpu.REPO, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(['git', 'status', '--porcelain', '--',
-                                'spml_mm', 'configs'], cwd=speed_gpu.REPO,
-                               capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head + ('+' if dirty.strip() else '')
-
-
-def code_fingerprint() -> str:
-    """A hash of the plugin's code and configs (``spml_mm``, ``configs``):
-    the same wherever the same tree runs, with or without git."""
-    digest = hashlib.sha1()
-    for folder in ('spml_mm', 'configs'):
-        for path in sorted(glob.glob(osp.join(speed_gpu.REPO, folder, '**',
-                                              '*.py'), recursive=True)):
-            digest.update(osp.relpath(path, speed_gpu.REPO).encode())
-            with open(path, 'rb') as f:
-                digest.update(f.read())
-    return digest.hexdigest()[:12]
 
 
 def phase_of(event) -> Optional[str]:

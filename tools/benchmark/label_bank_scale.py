@@ -49,8 +49,8 @@ from spml_mm.engine.label_bank_scoring import (classes_per_block,
 from spml_mm.models.label_banks import LabelBank
 from spml_mm.models.label_banks.batch import ScoredBatch
 from spml_mm.models.label_banks.updaters import AsymmetricPseudoLabeling
-from tools.benchmark.results_page import (add_out_dir, command_line,
-                                          machine_summary, report_written)
+from tools.benchmark.results_page import report_written
+from tools.common import add_out_dir, command_line, machine_summary
 
 STORAGES = ('full', 'float16', 'uint8')
 STORAGE_NAMES = dict(

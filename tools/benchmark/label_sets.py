@@ -31,9 +31,9 @@ import numpy as np
 
 from tools.benchmark import accuracy
 from tools.benchmark.accuracy import METHODS, run
-from tools.benchmark.results_page import (REPO, RESULTS_DIR, add_out_dir,
-                                          command_line, machine_summary,
-                                          report_written)
+from tools.benchmark.results_page import report_written
+from tools.common import (REPO, RESULTS_DIR, add_out_dir, command_line,
+                          machine_summary)
 
 #: The methods of the page: every single-positive method and the bounds.
 PAGE_METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml',

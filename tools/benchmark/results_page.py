@@ -4,8 +4,10 @@ import argparse
 import json
 import os
 import os.path as osp
-import platform
 from typing import List, Optional, Sequence
+
+from tools.common import (REPO, add_out_dir, command_line, is_results_dir,
+                          machine_summary)
 
 REFERENCE = """\
 | method | VOC | COCO | NUS | CUB |
@@ -21,12 +23,6 @@ REFERENCE = """\
 | GR | 89.83 | 73.17 | 49.08 | 21.64 |
 """
 
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
-#: The tracked result pages: a tool writes there only when its ``--out-dir``
-#: names them (and then re-renders docs/RESULTS.md).
-RESULTS_DIR = osp.join(REPO, 'docs', 'results')
-#: Where the benchmark tools write by default (ignored by git).
-WORK_OUT_DIR = osp.join('work_dirs', 'results')
 #: the reference of the loss table (tools/benchmark/spml_setups.py)
 REFERENCE_NAME = 'MMPretrain CrossEntropyLoss(use_sigmoid=True)'
 #: the largest ratio to the reference each loss may take, per shape
@@ -52,29 +48,6 @@ SECTIONS = (
 )
 
 
-def command_line(argv: Sequence[str]) -> str:
-    """``python -m tools.benchmark.<name> <arguments>``: how a tool whose
-    ``sys.argv`` is ``argv`` (its file first) runs from the repository root.
-    """
-    module = osp.splitext(osp.relpath(osp.abspath(argv[0]), REPO))[0]
-    return ' '.join(['python', '-m', module.replace(osp.sep, '.'), *argv[1:]])
-
-
-def add_out_dir(parser: argparse.ArgumentParser, what: str) -> None:
-    """Add ``--out-dir`` (default :data:`WORK_OUT_DIR`) to a tool that
-    writes ``what``."""
-    parser.add_argument(
-        '--out-dir',
-        default=WORK_OUT_DIR,
-        help=f'where {what} go (default: {WORK_OUT_DIR}); --out-dir '
-        'docs/results updates the tracked result pages and docs/RESULTS.md')
-
-
-def is_results_dir(out_dir: str) -> bool:
-    """Whether ``out_dir`` is the tracked docs/results."""
-    return osp.abspath(out_dir) == RESULTS_DIR
-
-
 def report_written(out_dir: str, names: Sequence[str]) -> None:
     """Print where a tool wrote (and the re-rendered docs/RESULTS.md)."""
     for name in names:
@@ -84,15 +57,6 @@ def report_written(out_dir: str, names: Sequence[str]) -> None:
     else:
         print('(the tracked pages in docs/results are unchanged; '
               '--out-dir docs/results writes there)')
-
-
-def machine_summary() -> str:
-    import torch
-    device = (torch.cuda.get_device_name(0)
-              if torch.cuda.is_available() else 'no GPU')
-    return (f'{platform.processor() or platform.machine()}, '
-            f'{os.cpu_count()} CPU cores, {device}; torch {torch.__version__}'
-            f', Python {platform.python_version()}')
 
 
 def render_results_page(docs_dir: str) -> str:
@@ -107,13 +71,16 @@ def render_results_page(docs_dir: str) -> str:
         if osp.isfile(path):
             with open(path) as f:
                 text = f.read().replace('](', '](results/')
-            parts += [f'## {title}', '', text.strip(), '']
+            parts += [f'## {title}', '',
+                      f'The page of its own: [{name}](results/{name}).', '',
+                      text.strip(), '']
     parts += [
         '## Reference: the papers\' results (test mAP %, ResNet-50, 448 px)',
         '', REFERENCE,
         'Reproduce a column on the real data with '
         '`bash tools/benchmark/reproduce.sh {voc,coco,nuswide,cub}` '
-        '(after `tools/prepare_spml.py`, see docs/user_guides/datasets.md).', ''
+        '(after `tools/prepare_spml.py`, see '
+        '[docs/user_guides/datasets.md](user_guides/datasets.md)).', ''
     ]
     path = osp.join(docs_dir, 'RESULTS.md')
     with open(path, 'w') as f:

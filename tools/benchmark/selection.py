@@ -35,10 +35,11 @@ import sys
 import numpy as np
 from mmengine.utils import ProgressBar
 
-from tools.benchmark.accuracy import (METHODS, REPO, prepare_suite,
-                                      proxy_options, run, suite_config)
-from tools.benchmark.results_page import (add_out_dir, command_line,
-                                          machine_summary, report_written)
+from tools.benchmark.accuracy import (METHODS, prepare_suite, proxy_options,
+                                      run, suite_config)
+from tools.benchmark.results_page import report_written
+from tools.common import (REPO, add_out_dir, command_line, machine_summary,
+                          write_json)
 
 #: the methods the study compares (the seed papers' and AN)
 STUDY_METHODS = ['an', 'gr', 'em_apl', 'lasd', 'opml_sp']
@@ -294,9 +295,7 @@ def main():
         values = run_values(scores, labels, args.subsets, args.draws)
         results.setdefault(method, {}).setdefault(str(seed), {})[
             f'{lr:g}'] = values
-        with open(json_path + '.tmp', 'w') as f:
-            json.dump(results, f, indent=1)
-        os.replace(json_path + '.tmp', json_path)
+        write_json(json_path, results)
         bar.update()
     size = '' if args.fraction == 1 else f' at {args.fraction:g} of its size'
     title = (f'{"VOC" if args.suite == "proxy-voc" else "COCO"}-like proxy'

@@ -53,8 +53,7 @@ from spml_mm.datasets import make_demo_dataset
 from spml_mm.engine import GPU_FAST_DEFAULTS, apply_gpu_fast
 from tools.benchmark import head_profile
 from tools.benchmark.spml_setups import start_schedules
-
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+from tools.common import REPO, code_fingerprint, commit, write_json
 
 #: method -> the folder of its ResNet-50 configs
 METHODS = {
@@ -513,10 +512,7 @@ def write(record: dict, out: str, op_profile: Optional[dict] = None) -> None:
     ``gpu.md`` (with ``op_profile``'s section, :func:`render`) under
     ``out``."""
     os.makedirs(out, exist_ok=True)
-    path = osp.join(out, 'gpu.json')
-    with open(path + '.tmp', 'w') as f:
-        json.dump(record, f, indent=1)
-    os.replace(path + '.tmp', path)
+    write_json(osp.join(out, 'gpu.json'), record)
     with open(osp.join(out, 'gpu.md'), 'w') as f:
         f.write(render(record, op_profile))
 
@@ -539,8 +535,8 @@ def main(argv=None):
     record = dict(
         command=' '.join(['python -m tools.benchmark.speed_gpu',
                           *(sys.argv[1:] if argv is None else argv)]),
-        environment=environment(args), commit=head_profile.commit(),
-        code=head_profile.code_fingerprint(), device=args.device,
+        environment=environment(args), commit=commit(),
+        code=code_fingerprint(), device=args.device,
         tiny=args.tiny,
         settings={k: getattr(args, k) for k in
                   ('batch_size', 'img_size', 'warmup', 'iters', 'rounds')},

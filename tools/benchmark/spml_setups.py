@@ -10,8 +10,7 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 from spml_mm.models.label_banks import LabelBank
-
-REPO = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+from tools.common import REPO
 
 #: method folder (and config variant) -> name in the tables; OPML's
 #: ResNet-50 configs are the full OPML-SP recipe

@@ -62,7 +62,7 @@ from tools.benchmark.accuracy import (LOADERS, cache_file_options,
                                       proxy_options, proxy_root, run,
                                       select_options, suite_config,
                                       train_and_test)
-from tools.benchmark.results_page import REPO, command_line, machine_summary
+from tools.common import REPO, command_line, machine_summary, write_json
 
 #: noise levels of the synthetic teacher, from useless to perfect
 LEVELS = (1.0, 0.45, 0.35, 0.28, 0.2, 0.0)
@@ -114,12 +114,6 @@ def teacher_files(work_root, level):
     with crops (keyed by the number of crops)."""
     base = osp.join(REPO, work_root, 'teachers', f'noise{level:g}')
     return {0: base + '.npz', 4: base + '_crops.npz'}
-
-
-def save_json(results, json_path):
-    with open(json_path + '.tmp', 'w') as f:
-        json.dump(results, f, indent=1)
-    os.replace(json_path + '.tmp', json_path)
 
 
 def teacher_data(fraction, regime):
@@ -196,7 +190,7 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
             data + select_options(teacher_config, 'spml/mAP'))
         entry.update(config=teacher_config, data_seed=TEACHER_DATA_SEED,
                      command=command)
-        save_json(results, json_path)
+        write_json(json_path, results)
     files = {0: osp.join(work_root, 'real_teacher', 'scores.npz'),
              4: osp.join(work_root, 'real_teacher', 'scores_as_crop.npz')}
     vlpl_config = TEACHER_METHODS['vlpl'][0]
@@ -215,7 +209,7 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
                             img_fingerprints=table['img_fingerprints'])
     if 'mAP' not in entry:
         entry['mAP'] = teacher_map(vlpl_config, files[0], options)
-        save_json(results, json_path)
+        write_json(json_path, results)
     print(f'real teacher: mAP {entry["mAP"]:.2f} on the training images, '
           f'{entry["own_test_mAP"]:.2f} on its own test split')
     for seed in seeds:
@@ -230,7 +224,7 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
                 select_options(config, 'spml/mAP'))
             entry.setdefault(method, {})[str(seed)] = dict(mAP=mAP,
                                                            seconds=seconds)
-            save_json(results, json_path)
+            write_json(json_path, results)
             print(f'real teacher, {NAMES[method]} seed {seed}: {mAP:.2f}')
     return results
 
@@ -258,7 +252,7 @@ def model_teacher(record, fraction, work_root, score_file, options,
             select_options(config, 'spml/mAP'))
         entry.update(config=config, data_seed=TEACHER_DATA_SEED,
                      options=list(options), command=command)
-        save_json(entry, record)
+        write_json(record, entry)
     scored = suite_config(SUITE, 'an', 'finetune')
     data = proxy_options(SUITE, fraction)
     if not osp.isfile(osp.join(REPO, score_file)):
@@ -267,7 +261,7 @@ def model_teacher(record, fraction, work_root, score_file, options,
     if 'mAP' not in entry:
         entry.update(mAP=teacher_map(scored, score_file, data),
                      score_file=score_file, crop_grid=CROP_GRID)
-        save_json(entry, record)
+        write_json(record, entry)
     print(f'model teacher: mAP {entry["mAP"]:.2f} on the training images, '
           f'{entry["own_test_mAP"]:.2f} on its own test split')
     return entry
@@ -385,7 +379,8 @@ def write_outputs(results, out_dir, command, fraction):
         '): scores from the true labels with noise of a chosen level, as a '
         "softmax over classes like CLIP's, so the releases' thresholds "
         "apply; a teacher's quality is its own mAP on the training images. "
-        'Methods: docs/methods/teacher_pseudo_labels.md. Training on every '
+        'Methods: [docs/methods/teacher_pseudo_labels.md]'
+        '(../methods/teacher_pseudo_labels.md). Training on every '
         'true label (the ceiling) on the same proxy: `full` in '
         f'[{ceiling}]({ceiling}).', '',
         '## Without a teacher', '', '| method | test mAP | seeds |',
@@ -511,7 +506,7 @@ def main():
     json_path = osp.join(args.out, 'teacher_quality.json')
     if args.real_teacher:
         if not osp.isfile(json_path):
-            save_json(dict(fraction=args.fraction), json_path)
+            write_json(json_path, dict(fraction=args.fraction))
         with open(json_path) as f:
             if json.load(f).get('fraction') != args.fraction:
                 parser.error(f'{json_path} holds runs at another --fraction; '
@@ -591,9 +586,7 @@ def main():
         if level is not None:
             entry = entry.setdefault(f'{level:g}', {})
         entry[str(seed)] = dict(mAP=mAP, seconds=seconds)
-        with open(json_path + '.tmp', 'w') as f:
-            json.dump(results, f, indent=1)
-        os.replace(json_path + '.tmp', json_path)
+        write_json(json_path, results)
         progress.update()
     print()
     if any(results.get(m) for m in BASELINES) and any(
