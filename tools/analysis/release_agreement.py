@@ -263,7 +263,8 @@ def write(results: dict, out: str, command: str) -> None:
         f'Written by `{command}` from the releases at the commits below, on '
         'random float64 inputs (3 seeds per row, the largest difference '
         'shown). Gradients are with respect to the logits. Where we differ '
-        'and why: docs/methods/teacher_pseudo_labels.md.', ''
+        'and why: [docs/methods/teacher_pseudo_labels.md]'
+        '(../methods/teacher_pseudo_labels.md).', ''
     ]
     for release, commit in results['commits'].items():
         lines.append(f'- {release}: `{commit}`')
