@@ -5,7 +5,6 @@ reference is generated from the docstrings (autodoc, Google style through
 napoleon); the results pages are the files the benchmark tools write.
 """
 import glob
-import os
 import os.path as osp
 import re
 import sys
@@ -28,13 +27,17 @@ extensions = [
 ]
 source_suffix = {'.md': 'markdown'}
 root_doc = 'index'
-exclude_patterns = ['_build', 'requirements.txt']
+# model_zoo/: the pages earlier versions generated from the method READMEs,
+# now part of the methods' pages; a checkout may still hold them
+exclude_patterns = ['_build', 'requirements.txt', 'model_zoo']
 
 myst_enable_extensions = ['colon_fence']
 # "## Section" anchors, so pages can link to `page.md#section`
 myst_heading_anchors = 3
 
 autodoc_member_order = 'bysource'
+# ``class GRLoss(...)`` under its page's heading, the module in the index
+add_module_names = False
 autodoc_typehints = 'description'
 autodoc_default_options = {'show-inheritance': True}
 napoleon_google_docstring = True
@@ -42,42 +45,66 @@ napoleon_numpy_docstring = False
 
 html_theme = 'furo'
 html_title = f'spml-mm {release}'
+# wide tables and code blocks scroll inside the text column
+html_static_path = ['_static']
+html_css_files = ['wide.css']
 
-# Model zoo: each method folder's README (configs/<method>/README.md, as
-# MMPretrain keeps one per algorithm) becomes docs/model_zoo/<method>.md at
-# build time, its config links pointing at the files under configs/.
-ZOO = osp.join(DOCS, 'model_zoo')
+# One page per method: each page of docs/methods/ that documents a method
+# folder includes its README (configs/<method>/README.md, as MMPretrain keeps
+# one per algorithm: results, configs, switches, citation) with MyST's
+# ``{include}``, one heading level down. The README's links are relative to
+# its folder; _relink_readme makes them relative to the including page.
+INCLUDE = re.compile(r'^```\{include\}\s+(\S+)\s*$', re.M)
 LINK = re.compile(r'\]\((?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)')
 FULL_LINK = re.compile(r'\[([^\]]*)\]\((?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)')
 
 
-def _write_model_zoo():
-    os.makedirs(ZOO, exist_ok=True)
-    for readme in sorted(glob.glob(osp.join(REPO, 'configs', '*',
-                                            'README.md'))):
-        folder = osp.basename(osp.dirname(readme))
-        with open(readme) as f:
-            text = f.read()
-
-        def link(match, folder=folder):
-            target, anchor = match.group(1), match.group(2) or ''
-            if target.startswith('../') and target.endswith('/README.md'):
-                return f']({target.split("/")[1]}.md{anchor})'
-            return f'](../../configs/{folder}/{target}{anchor})'
-
-        text = LINK.sub(link, text)
-        path = osp.join(ZOO, f'{folder}.md')
-        if not osp.isfile(path) or open(path).read() != text:
-            with open(path, 'w') as f:
-                f.write(text)
+def _readme_pages():
+    """``configs/<method>/README.md`` (absolute) -> the absolute path of
+    the page of docs/methods/ that includes it."""
+    pages = {}
+    for page in sorted(glob.glob(osp.join(DOCS, 'methods', '*.md'))):
+        with open(page) as f:
+            for target in INCLUDE.findall(f.read()):
+                full = osp.normpath(osp.join(osp.dirname(page), target))
+                pages[full] = page
+    return pages
 
 
-_write_model_zoo()
+README_PAGES = _readme_pages()
+
+
+def _page_of(full):
+    """Where a link to the file ``full`` goes on the site: a method
+    folder's README to the page that includes it, the repository README to
+    the index, any other file to itself."""
+    if full in README_PAGES:
+        return README_PAGES[full]
+    if full == osp.join(REPO, 'README.md'):
+        return osp.join(DOCS, 'index.md')
+    return full
+
+
+def _relink_readme(app, relative_path, parent_docname, content):
+    """A method folder's README included into a page: its relative links
+    (configs beside it, other READMEs, docs pages) resolve from that page."""
+    full = osp.normpath(osp.join(app.srcdir, str(relative_path)))
+    if full not in README_PAGES:
+        return
+    readme_dir = osp.dirname(full)
+    page_dir = osp.dirname(README_PAGES[full])
+
+    def link(match):
+        target, anchor = match.group(1), match.group(2) or ''
+        new = _page_of(osp.normpath(osp.join(readme_dir, target)))
+        return f']({osp.relpath(new, page_dir)}{anchor})'
+
+    content[0] = LINK.sub(link, content[0])
 
 
 def _outside_links(app, docname, source):
     """A page's links to Markdown files outside docs/: a method folder's
-    README goes to its model-zoo page, the repository README to the index,
+    README goes to the method's page, the repository README to the index,
     any other such file becomes its path in the text."""
     page_dir = osp.dirname(osp.join(DOCS, docname))
 
@@ -87,18 +114,31 @@ def _outside_links(app, docname, source):
         full = osp.normpath(osp.join(page_dir, target))
         if not full.endswith('.md') or full.startswith(DOCS + osp.sep):
             return match.group(0)
-        rel = osp.relpath(full, REPO)
-        parts = rel.split(osp.sep)
-        if len(parts) == 3 and parts[0] == 'configs' and \
-                parts[2] == 'README.md':
-            new = osp.join(ZOO, f'{parts[1]}.md')
-        elif rel == 'README.md':
-            new = osp.join(DOCS, 'index.md')
-        else:
-            return f'{text} (`{rel}`)'
+        new = _page_of(full)
+        if new == full:
+            return f'{text} (`{osp.relpath(full, REPO)}`)'
         return f'[{text}]({osp.relpath(new, page_dir)}{anchor})'
 
     source[0] = FULL_LINK.sub(link, source[0])
+
+
+#: a page named by its path in a docstring ("docs/methods/an.md", plain or
+#: as ``code``), which reads as a path in ``help()``
+DOC_PATH = re.compile(r'(``)?(?<![\w/.-])docs/([\w/.-]+?)\.md(?(1)``)')
+
+
+def _docstring_links(app, what, name, obj, options, lines):
+    """On the API pages, a docstring's ``docs/<page>.md`` links to the
+    page; a doctest line keeps its text."""
+    def link(match):
+        page = match.group(2)
+        if not osp.isfile(osp.join(DOCS, page + '.md')):
+            return match.group(0)
+        return f':doc:`docs/{page}.md </{page}>`'
+
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith(('>>>', '...')):
+            lines[i] = DOC_PATH.sub(link, line)
 
 
 # Pages under results/ the index lists; every other file there is a fragment
@@ -147,3 +187,5 @@ def setup(app):
     app.connect('source-read', _order_guides)
     app.connect('source-read', _title_fragments)
     app.connect('source-read', _outside_links)
+    app.connect('include-read', _relink_readme)
+    app.connect('autodoc-process-docstring', _docstring_links)

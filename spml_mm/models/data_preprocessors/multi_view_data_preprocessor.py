@@ -57,8 +57,9 @@ class MultiViewDataPreprocessor(SPMLDataPreprocessor):
     Args:
         batch_augments (dict, optional): Not supported (Mixup/CutMix would
             mix labels of B samples with V x B images); must be None.
-        *args, **kwargs: The other arguments of
+        *args: The other positional arguments of
             :class:`SPMLDataPreprocessor`.
+        **kwargs: Its other keyword arguments.
 
     Example:
         >>> data_preprocessor = dict(type='MultiViewDataPreprocessor',

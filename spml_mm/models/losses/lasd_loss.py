@@ -123,15 +123,16 @@ class LASDLoss(BaseSPMLLoss):
     head.
 
     Args:
-        lambda_pos (float): Leverage lambda_+ of pseudo positives, >= 0
+        lambda_pos (float): Leverage ``lambda_+`` of pseudo positives, >= 0
             (Table 4: VOC 0.10, COCO 0.03, NUS 0.015, CUB 0.005).
         tau (float): Disambiguation threshold tau in [0, 1]; an unobserved
             label with ``p > tau`` is a pseudo positive (Table 4: 0.90, 0.90,
             0.95, 0.93).
-        gamma_pos (float): Focusing parameter gamma_+ >= 0. Defaults to 0.
-        gamma_neg (float): Focusing parameter gamma_- >= 0. Defaults to 4.
-        lambda_neg (float, optional): Leverage lambda_- of pseudo negatives,
-            >= 0. Give it, or give ``avg_positives`` and ``num_classes``.
+        gamma_pos (float): Focusing parameter ``gamma_+`` >= 0. Defaults to 0.
+        gamma_neg (float): Focusing parameter ``gamma_-`` >= 0. Defaults to 4.
+        lambda_neg (float, optional): Leverage ``lambda_-`` of pseudo
+            negatives, >= 0. Give it, or give ``avg_positives`` and
+            ``num_classes``.
         avg_positives (float, optional): Average positives per image kbar,
             in (1, num_classes), for Theorem 5.4.
         num_classes (int, optional): Number of classes K, for Theorem 5.4;
