@@ -48,8 +48,15 @@ if __name__ == '__main__' and not __package__:
     os.execv(sys.executable,
              [sys.executable, '-m', 'tools.docs_tables', *sys.argv[1:]])
 
-from tools.benchmark.accuracy import METHODS, summarize  # noqa: E402
-from tools.benchmark.results_page import REFERENCE  # noqa: E402
+from tools.benchmark.pages import (accuracy, data_loading, gpu,  # noqa: E402
+                                   gpu_profile, gpu_tier, head_profile,
+                                   label_bank, label_sets, release_agreement,
+                                   results, selection, speed,
+                                   teacher_quality)
+from tools.benchmark.pages.accuracy import summarize  # noqa: E402
+from tools.benchmark.pages.results import (PAPER_COLUMNS,  # noqa: E402
+                                           paper_table)
+from tools.benchmark.suites import METHODS, STUDY_METHODS  # noqa: E402
 from tools.common import REPO, machine_summary  # noqa: E402
 
 BLOCK = re.compile(r'<!-- results: (?P<spec>[^>]*?) -->(?P<body>.*?)'
@@ -63,13 +70,10 @@ DECIMAL = re.compile(r'(?<!Theorem )(?<!Section )(?<!Table )(?<!Figure )'
 #: code: fenced blocks and inline spans (commands and config values)
 CODE = re.compile(r'```.*?```|`[^`\n]*`', re.S)
 #: the columns of the papers' table (REFERENCE)
-PAPER_COLUMNS = ('VOC', 'COCO', 'NUS', 'CUB')
+COLUMNS = list(PAPER_COLUMNS.values())
 #: method key -> the name of its row in the papers' table (REFERENCE)
-PAPER_ROWS = {
-    'an': 'AN', 'full': 'full-label BCE (upper bound)', 'gr': 'GR',
-    'em': 'EM', 'em_apl': 'EM + APL', 'lasd': 'LASD', 'opml_sp': 'OPML-SP',
-    'role': 'ROLE', 'll_r': 'LL-R'
-}
+PAPER_ROWS = {m: label for m, (label, _) in METHODS.items()
+              if label in paper_table()}
 
 
 def results_dir(repo: str = REPO) -> str:
@@ -118,15 +122,6 @@ class Results:
         return rows[method]
 
 
-def paper_table() -> Dict[str, List[str]]:
-    """The papers' table (REFERENCE): row name -> VOC, COCO, NUS, CUB."""
-    rows = {}
-    for line in REFERENCE.strip().splitlines()[2:]:
-        cells = [c.strip() for c in line.strip('|').split('|')]
-        rows[cells[0]] = cells[1:]
-    return rows
-
-
 def summary(res: Results) -> str:
     """The README's table: the demo runs beside the papers' VOC and COCO."""
     papers = paper_table()
@@ -162,7 +157,7 @@ def _seeds(res: Results, stem: str, method: str) -> str:
 
 
 def _paper(dataset: str, method: str) -> str:
-    column = PAPER_COLUMNS.index(dataset)
+    column = COLUMNS.index(dataset)
     return paper_table()[PAPER_ROWS[method]][column]
 
 
@@ -268,16 +263,14 @@ def _seed_list(res: Results, stem: str, method: str) -> str:
 
 def _selection(res: Results) -> dict:
     """``tools.benchmark.selection``'s summary of ``selection.json``."""
-    from tools.benchmark import selection
     if 'selection' not in res._rows:
         found = res.raw('selection')
         res._rows['selection'] = selection.summarize(
-            found, [m for m in selection.STUDY_METHODS if m in found])
+            found, [m for m in STUDY_METHODS if m in found])
     return res._rows['selection']
 
 
 def selection_table(res: Results) -> str:
-    from tools.benchmark import selection
     labels = {'full': 'full labels, all validation images',
               'observed': 'observed single positives, all validation images'}
     labels.update({c: f'full labels, {c.split("-")[1]} images'
@@ -317,7 +310,6 @@ def _single_valued(res: Results, criterion: str) -> None:
 def selection_picks(res: Results, criterion: str) -> str:
     """Per method and seed the (rate, epoch) that full validation labels and
     that CRITERION pick, with the pick's test mAP."""
-    from tools.benchmark import selection
     _single_valued(res, criterion)
     lines = [f'| method | seed | full labels: rate, epoch (test mAP) | '
              f'{criterion}: rate, epoch (test mAP) |', '| --- ' * 4 + '|']
@@ -337,7 +329,6 @@ def selection_picks(res: Results, criterion: str) -> str:
 def _selection_same_rate(res: Results, criterion: str) -> str:
     """"13 of 15": the method-seed pairs where CRITERION picks the rate that
     full validation labels pick."""
-    from tools.benchmark import selection
     _single_valued(res, criterion)
     same = total = 0
     for method in _selection(res)['full']:
@@ -501,7 +492,7 @@ def _lasd_lambda(res: Results, config: str) -> str:
 
 def paper_columns(res: Results, *datasets: str) -> str:
     """The papers' table (REFERENCE) restricted to some datasets."""
-    index = [PAPER_COLUMNS.index(d) for d in datasets]
+    index = [COLUMNS.index(d) for d in datasets]
     lines = ['| method | ' + ' | '.join(datasets) + ' |',
              '| --- ' * (1 + len(datasets)) + '|']
     for name, cells in paper_table().items():
@@ -667,7 +658,6 @@ def _accuracy_page(repo: str, path: str) -> str:
     """A seeds table (``tools.benchmark.accuracy``), with the earlier run
     its command compared against (``--compare JSON LABEL``); the plot's
     line where the plot is kept beside it."""
-    from tools.benchmark import accuracy
     found, name = _json(path), osp.basename(path)[:-3]
     methods = [m for m in METHODS if m in found]
     with open(path) as f:
@@ -685,7 +675,6 @@ def _accuracy_page(repo: str, path: str) -> str:
 
 
 def _lr_search_page(repo: str, path: str) -> str:
-    from tools.benchmark import accuracy
     name = osp.basename(path)[:-len('_lr_search.md')]
     suite, regime = name[len('accuracy_'):].split('_')[:2]
     return _written(lambda out: accuracy.write_lr_search_page(
@@ -694,99 +683,60 @@ def _lr_search_page(repo: str, path: str) -> str:
 
 
 def _selection_page(repo: str, path: str) -> str:
-    from tools.benchmark import selection
     found = _json(path, 'selection.json')
     table = selection.summarize(
-        found, [m for m in selection.STUDY_METHODS if m in found])
+        found, [m for m in STUDY_METHODS if m in found])
     return _written(lambda out: selection.write_page(table, out, ANY,
                                                      ANY_LINE),
                     'selection_table.md')
 
 
 def _teacher_page(repo: str, path: str) -> str:
-    from tools.benchmark import teacher_quality
     found = _json(path)
     return _written(lambda out: teacher_quality.write_outputs(
         found, out, ANY, found['fraction']), 'teacher_quality.md')
 
 
 def _release_page(repo: str, path: str) -> str:
-    from tools.analysis import release_agreement
     return _written(lambda out: release_agreement.write(_json(path), out,
                                                         ANY),
                     'release_agreement.md')
 
 
 def _speed_page(repo: str, path: str) -> str:
-    from tools.benchmark import results_page
     with tempfile.TemporaryDirectory() as tmp:
         for name in os.listdir(osp.dirname(path)):
             if re.fullmatch(r'speed_\w+\.json', name):
                 os.symlink(osp.join(osp.dirname(path), name),
                            osp.join(tmp, name))
-        return results_page.render_speed(tmp)
+        return speed.render_speed(tmp)
 
 
 def _label_bank_page(repo: str, path: str) -> str:
-    from tools.benchmark import label_bank_scale
-    lines = label_bank_scale.render(_json(path)).split('\n')
+    lines = label_bank.render(_json(path)).split('\n')
     # the first names the command, the machine and its torch threads
     return '\n'.join([ANY_LINE] + lines[1:])
 
 
 def _data_loading_page(repo: str, path: str) -> str:
-    """The table of ``tools.benchmark.data_loading`` (its main formats the
-    rows as here)."""
-    rows = _json(path)['rows']
-    return '\n'.join([
-        ANY_LINE, '', ANY_LINE, '',
-        '| loader | batch | decoding files (ms) | image cache (ms) | '
-        'speed-up |', '| --- | --- | --- | --- | --- |'
-    ] + [
-        f'| {name} | {row["batch_size"]} | {row["stock_s"] * 1e3:.2f} | '
-        f'{row["cached_s"] * 1e3:.2f} | '
-        f'{row["stock_s"] / row["cached_s"]:.1f}x |'
-        for name, row in rows.items()
-    ])
+    """The table of ``tools.benchmark.data_loading`` under its title and
+    the line that names the command's rounds and batches."""
+    return '\n'.join([ANY_LINE, '', ANY_LINE, ''] +
+                     data_loading.table_lines(_json(path)['rows']))
 
 
 def _gpu_speed_page(repo: str, path: str) -> str:
     """``speed_gpu.py --render``, with ``head_profile.json`` where there is
     one (as ``gpu_collect`` renders it)."""
-    from tools.benchmark import speed_gpu
     ops = osp.join(osp.dirname(path), 'head_profile.json')
-    return speed_gpu.render(_json(path), _json(ops) if osp.isfile(ops)
-                            else None)
-
-
-def _head_profile_page(repo: str, path: str) -> str:
-    from tools.benchmark import head_profile
-    found = _json(path)
-    methods = head_profile.parse_args(found['command'].split()[3:]).methods
-    return head_profile.render(found, missed=methods, level=1)
-
-
-def _gpu_tier_page(repo: str, path: str) -> str:
-    from tools.benchmark import gpu_collect
-    return gpu_collect.tier_page(_json(path))
-
-
-def _gpu_profile_page(repo: str, path: str) -> str:
-    from tools.benchmark import gpu_collect
-    return gpu_collect.profile_page(_json(path))
-
-
-def _label_sets_page(repo: str, path: str) -> str:
-    from tools.benchmark import label_sets
-    return label_sets.render(_json(path))
+    return gpu.render(_json(path), _json(ops) if osp.isfile(ops) else None)
 
 
 def _results_page(repo: str, path: str) -> str:
     """docs/RESULTS.md, assembled from the fragments of docs/results."""
-    from tools.benchmark import results_page
     with tempfile.TemporaryDirectory() as tmp:
         os.symlink(results_dir(repo), osp.join(tmp, 'results'))
-        with open(results_page.render_results_page(tmp)) as f:
+        with open(results.render_results_page(tmp)) as f:
             return f.read()
 
 
@@ -795,7 +745,7 @@ def _results_page(repo: str, path: str) -> str:
 #: the command that writes it again
 TOOL_PAGES: List[Tuple[str, Callable[[str, str], str], str]] = [
     ('docs/RESULTS.md', _results_page,
-     'every tool that writes into docs/results (results_page.'
+     'every tool that writes into docs/results (pages.results.'
      'render_results_page)'),
     ('docs/results/*accuracy_*_lr_search.md', _lr_search_page,
      'python -m tools.benchmark.accuracy --lr-search ... (the command on '
@@ -817,17 +767,21 @@ TOOL_PAGES: List[Tuple[str, Callable[[str, str], str], str]] = [
      'docs/results'),
     ('docs/results/data_loading.md', _data_loading_page,
      'python -m tools.benchmark.data_loading ... (the command on the page)'),
-    ('docs/results/label_sets.md', _label_sets_page,
+    ('docs/results/label_sets.md',
+     lambda repo, path: label_sets.render(_json(path)),
      'python -m tools.benchmark.label_sets --render-only --out-dir '
      'docs/results'),
     ('docs/results/gpu.md', _gpu_speed_page,
      'python -m tools.benchmark.speed_gpu --render docs/results/gpu.json '
      '--op-profile docs/results/head_profile.json --out docs/results'),
-    ('docs/results/head_profile.md', _head_profile_page,
+    ('docs/results/head_profile.md', lambda repo, path: head_profile.page(
+        _json(path)),
      'python -m tools.benchmark.head_profile ... (the command in its json)'),
-    ('docs/results/gpu_tier.md', _gpu_tier_page,
+    ('docs/results/gpu_tier.md', lambda repo, path: gpu_tier.tier_page(
+        _json(path)),
      'python -m tools.benchmark.gpu_collect OUT (the GPU command\'s output)'),
-    ('docs/results/gpu_profile.md', _gpu_profile_page,
+    ('docs/results/gpu_profile.md',
+     lambda repo, path: gpu_profile.profile_page(_json(path)),
      'python -m tools.benchmark.gpu_collect OUT (the GPU command\'s output)'),
 ]
 

@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO
-from tools.benchmark import accuracy
+from tools.benchmark import suites, training
 
 
 @pytest.mark.parametrize('suite', ['proxy-voc', 'proxy-coco'])
 @pytest.mark.parametrize('regime', ['linear', 'finetune'])
 def test_every_method_has_a_config_in_every_suite(suite, regime):
-    methods = accuracy.suite_methods(suite)
+    methods = suites.suite_methods(suite)
     assert {'an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml',
             'opml_sp'} == set(methods)
-    configs = {accuracy.suite_config(suite, m, regime) for m in methods}
+    configs = {suites.suite_config(suite, m, regime) for m in methods}
     assert len(configs) == len(methods)
     for config in configs:
         assert osp.isfile(osp.join(REPO, config)), config
@@ -28,22 +28,22 @@ def test_every_method_has_a_config_in_every_suite(suite, regime):
 
 def test_a_method_without_proxy_configs_is_refused():
     with pytest.raises(ValueError, match='EPR has no proxy-voc config'):
-        accuracy.suite_config('proxy-voc', 'epr')
+        suites.suite_config('proxy-voc', 'epr')
 
 
 def test_a_reduced_proxy_has_its_own_folder_and_config_options():
-    assert accuracy.proxy_root('proxy-voc') == 'data/proxy-voc'
-    assert accuracy.proxy_root('proxy-voc', 0.2) == 'data/proxy-voc-f0.2'
-    assert accuracy.proxy_options('proxy-voc') == []
-    assert accuracy.proxy_options('demo', 0.5) == []
-    assert accuracy.proxy_options('proxy-coco', 0.5) == [
+    assert suites.proxy_root('proxy-voc') == 'data/proxy-voc'
+    assert suites.proxy_root('proxy-voc', 0.2) == 'data/proxy-voc-f0.2'
+    assert suites.proxy_options('proxy-voc') == []
+    assert suites.proxy_options('demo', 0.5) == []
+    assert suites.proxy_options('proxy-coco', 0.5) == [
         f'{loader}.dataset.data_root=data/proxy-coco-f0.5'
         for loader in ('train_dataloader', 'val_dataloader',
                        'test_dataloader')]
 
 
 def test_demo_suite_keeps_the_demo_configs():
-    assert accuracy.suite_config('demo', 'gr') == \
+    assert suites.suite_config('demo', 'gr') == \
         'configs/grloss/grloss_vgg11bn_demo.py'
 
 
@@ -60,21 +60,21 @@ def test_best_val_map_spans_a_run_and_its_resumption(tmp_path):
     scalars(tmp_path, '20261126_100000', train,
             {'spml/mAP': 23.7861, 'step': 1}, {'spml/mAP': 26.18, 'step': 2})
     scalars(tmp_path, '20261126_110000', {'spml/mAP': 25.5, 'step': 3})
-    assert accuracy.best_val_map(str(tmp_path)) == 26.18
+    assert training.best_val_map(str(tmp_path)) == 26.18
 
 
 def test_selection_on_another_metric_key(tmp_path):
     scalars(tmp_path, '20261126_100000',
             {'spml/mAP_annotated': 80., 'spml/mAP_observed': 41.5},
             {'spml/mAP_annotated': 70., 'spml/mAP_observed': 43.25})
-    assert accuracy.best_val_map(str(tmp_path), 'spml/mAP_observed') == 43.25
-    assert accuracy.best_val_map(str(tmp_path), 'spml/mAP_annotated') == 80.
+    assert training.best_val_map(str(tmp_path), 'spml/mAP_observed') == 43.25
+    assert training.best_val_map(str(tmp_path), 'spml/mAP_annotated') == 80.
     with pytest.raises(ValueError):  # no spml/mAP in these scalars
-        accuracy.best_val_map(str(tmp_path))
+        training.best_val_map(str(tmp_path))
     key = 'spml/mAP_observed'
-    assert accuracy.select_options('configs/an/an_vgg11bn_demo.py', key) == [
+    assert training.select_options('configs/an/an_vgg11bn_demo.py', key) == [
         f'default_hooks.checkpoint.save_best={key}']
-    assert accuracy.select_options(
+    assert training.select_options(
         'configs/grloss/grloss_vgg11bn_demo.py', key) == [
             f'default_hooks.checkpoint.save_best={key}',
             f'default_hooks.early_stopping.monitor={key}']
@@ -82,21 +82,21 @@ def test_selection_on_another_metric_key(tmp_path):
 
 def test_a_reduced_linear_proxy_reads_its_own_feature_cache():
     cache = 'data/proxy-voc-f0.2/features/efficientnet-lite0_128px.npz'
-    assert accuracy.feature_cache('proxy-voc', 0.2) == cache
-    assert accuracy.feature_cache('proxy-voc') == \
+    assert suites.feature_cache('proxy-voc', 0.2) == cache
+    assert suites.feature_cache('proxy-voc') == \
         'data/proxy-voc/features/efficientnet-lite0_128px.npz'
     # LASD's train pipeline loads the cache inside MultiView's two branches
     lasd = 'configs/lasd/efficientnet-lite0-linear_proxy-voc.py'
-    options = accuracy.proxy_options('proxy-voc', 0.2, lasd)
+    options = suites.proxy_options('proxy-voc', 0.2, lasd)
     assert options[3:] == [
         f'train_dataloader.dataset.pipeline.0.transforms.{i}.0.cache_file='
         f'{cache}' for i in (0, 1)] + [
         f'{loader}_dataloader.dataset.pipeline.0.cache_file={cache}'
         for loader in ('val', 'test')]
     # the fine-tuned configs read images only
-    assert accuracy.proxy_options(
+    assert suites.proxy_options(
         'proxy-voc', 0.2, 'configs/lasd/efficientnet-lite0_proxy-voc.py') == \
-        accuracy.proxy_options('proxy-voc', 0.2)
+        suites.proxy_options('proxy-voc', 0.2)
 
 
 def test_cache_options_reach_every_loader_through_train_py_parsing():
@@ -110,9 +110,9 @@ def test_cache_options_reach_every_loader_through_train_py_parsing():
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
     cfg = Config.fromfile(osp.join(REPO, config))
     cfg.merge_from_dict(parser.parse_args(
-        ['--cfg-options', *accuracy.proxy_options('proxy-coco', 0.5, config)
+        ['--cfg-options', *suites.proxy_options('proxy-coco', 0.5, config)
          ]).cfg_options)
-    text = str({k: cfg[k] for k in accuracy.LOADERS})
+    text = str({k: cfg[k] for k in suites.LOADERS})
     assert 'data/proxy-coco/' not in text
     assert text.count("'data/proxy-coco-f0.5/features/") == 4
     assert text.count("'data/proxy-coco-f0.5'") == 3
@@ -187,8 +187,8 @@ def test_the_teacher_methods_run_only_when_named():
     """VLPL and AEVLP read a teacher's score file: no suite runs them by
     default; named, a proxy suite gives their config."""
     for suite in ('demo', 'proxy-voc'):
-        assert not {'vlpl', 'aevlp'} & set(accuracy.suite_methods(suite))
-    assert accuracy.suite_config('proxy-voc', 'aevlp', 'linear') == \
+        assert not {'vlpl', 'aevlp'} & set(suites.suite_methods(suite))
+    assert suites.suite_config('proxy-voc', 'aevlp', 'linear') == \
         'configs/aevlp/efficientnet-lite0-linear_proxy-voc.py'
-    assert accuracy.suite_config('proxy-voc', 'vlpl', 'finetune') == \
+    assert suites.suite_config('proxy-voc', 'vlpl', 'finetune') == \
         'configs/vlpl/efficientnet-lite0_proxy-voc.py'

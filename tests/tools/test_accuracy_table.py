@@ -6,7 +6,8 @@ import sys
 import pytest
 
 from tests.conftest import REPO
-from tools.benchmark import accuracy
+from tools.benchmark import accuracy, training
+from tools.benchmark.pages import accuracy as accuracy_page
 
 
 def runs(*maps):
@@ -14,15 +15,15 @@ def runs(*maps):
 
 
 def test_comparison_columns_give_the_change_of_the_mean(tmp_path):
-    now = accuracy.summarize(
+    now = accuracy_page.summarize(
         dict(an=runs(80., 82.), full=runs(96., 96.), gr=runs(93., 95.)),
         ['an', 'full', 'gr'])
-    before = accuracy.summarize(dict(an=runs(79., 79.), full=runs(95., 97.)),
-                                ['an', 'full', 'gr'])
+    before = accuracy_page.summarize(
+        dict(an=runs(79., 79.), full=runs(95., 97.)), ['an', 'full', 'gr'])
     import matplotlib.pyplot as plt
     open_figures = plt.get_fignums()
-    accuracy.write_outputs(now, str(tmp_path), 'cmd', False,
-                           ('old defaults', before))
+    accuracy_page.write_outputs(now, str(tmp_path), 'cmd', False,
+                                ('old defaults', before))
     assert plt.get_fignums() == open_figures  # its figure is closed
     text = (tmp_path / 'accuracy.md').read_text()
     assert ('| method | test mAP (%) | spread (std) | seeds | share of '
@@ -37,9 +38,9 @@ def test_comparison_columns_give_the_change_of_the_mean(tmp_path):
 
 def page(results, tmp_path):
     """The seeds page of the results json ``results``."""
-    accuracy.write_outputs(accuracy.summarize(results, list(results)),
-                           str(tmp_path), 'cmd', False, output='x',
-                           runs=results)
+    accuracy_page.write_outputs(
+        accuracy_page.summarize(results, list(results)), str(tmp_path),
+        'cmd', False, output='x', runs=results)
     return (tmp_path / 'x.md').read_text()
 
 
@@ -48,7 +49,7 @@ def test_searched_rates_are_each_methods_best_validation_map(tmp_path):
                     '0.01': dict(val_mAP=35.)},
              'opml': {'0.01': dict(val_mAP=20.), '0.1': dict(val_mAP=21.)},
              'gr': {}}
-    assert accuracy.chosen_lrs(found) == {'an': 1e-3, 'opml': 0.1}
+    assert accuracy_page.chosen_lrs(found) == {'an': 1e-3, 'opml': 0.1}
     results = dict(an={'0': dict(mAP=80., seconds=1., lr=1e-3)},
                    full={'0': dict(mAP=90., seconds=1.)},
                    opml={'0': dict(mAP=85., seconds=1., lr=0.1)})
@@ -86,14 +87,14 @@ def test_searched_lr_needs_a_search_of_every_method(tmp_path):
 def test_record_keeps_the_runs_another_invocation_wrote(tmp_path):
     import json
     path = str(tmp_path / 'results.json')
-    accuracy.record(path, 'an', '0', dict(mAP=1.))
+    training.record(path, 'an', '0', dict(mAP=1.))
     # a second invocation (e.g. LASD run in parallel) writes meanwhile
     with open(path) as f:
         other = json.load(f)
     other['lasd'] = {'1': dict(mAP=2.)}
     with open(path, 'w') as f:
         json.dump(other, f)
-    merged = accuracy.record(path, 'an', '1', dict(mAP=3.))
+    merged = training.record(path, 'an', '1', dict(mAP=3.))
     assert merged == {'an': {'0': dict(mAP=1.), '1': dict(mAP=3.)},
                       'lasd': {'1': dict(mAP=2.)}}
     with open(path) as f:
@@ -103,7 +104,7 @@ def test_record_keeps_the_runs_another_invocation_wrote(tmp_path):
 
 def record_runs(path, method):
     for seed in range(30):
-        accuracy.record(path, method, str(seed), dict(mAP=float(seed)))
+        training.record(path, method, str(seed), dict(mAP=float(seed)))
 
 
 def test_records_of_invocations_side_by_side_are_all_kept(tmp_path):
@@ -151,12 +152,12 @@ def test_the_page_says_whether_the_chosen_rate_is_interior():
         return {lr: dict(val_mAP=m)
                 for lr, m in zip(('1e-05', '0.0001', '0.001'), maps)}
 
-    assert accuracy.grid_position(runs(53., 84., 85.)) == 'top edge'
-    assert accuracy.grid_position(runs(86., 84., 85.)) == 'bottom edge'
-    assert accuracy.grid_position(runs(53., 85., 84.)) == 'interior'
-    assert accuracy.grid_position(runs(53.)) == 'one rate'
+    assert accuracy_page.grid_position(runs(53., 84., 85.)) == 'top edge'
+    assert accuracy_page.grid_position(runs(86., 84., 85.)) == 'bottom edge'
+    assert accuracy_page.grid_position(runs(53., 85., 84.)) == 'interior'
+    assert accuracy_page.grid_position(runs(53.)) == 'one rate'
     # the rates' order, not the json's: 0.003 beyond 0.001
-    assert accuracy.grid_position(
+    assert accuracy_page.grid_position(
         {'0.003': dict(val_mAP=84.), **runs(53., 84., 85.)}) == 'interior'
 
 
@@ -168,13 +169,13 @@ def test_the_chosen_rates_search_run_is_the_seed_it_trained():
                select_metric='spml/mAP', test_mAP=77.)
     found = {'an': {'0.001': run, '0.0001': dict(run, val_mAP=70.,
                                                  test_mAP=90.)}}
-    assert accuracy.searched_run(found, 'an', 0, ['a=1'],
+    assert training.searched_run(found, 'an', 0, ['a=1'],
                                  'spml/mAP') is run
     for seed, options, metric in [(1, ['a=1'], 'spml/mAP'),
                                   (0, [], 'spml/mAP'),
                                   (0, ['a=1'], 'spml/mAP_observed')]:
-        assert accuracy.searched_run(found, 'an', seed, options,
+        assert training.searched_run(found, 'an', seed, options,
                                      metric) is None
-    assert accuracy.searched_run(found, 'gr', 0, ['a=1'], 'spml/mAP') is None
+    assert training.searched_run(found, 'gr', 0, ['a=1'], 'spml/mAP') is None
     del run['test_mAP']  # a search of before the test pass
-    assert accuracy.searched_run(found, 'an', 0, ['a=1'], 'spml/mAP') is None
+    assert training.searched_run(found, 'an', 0, ['a=1'], 'spml/mAP') is None

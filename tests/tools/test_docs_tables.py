@@ -11,7 +11,8 @@ import pytest
 
 from tests.conftest import PYTHON, REPO
 from tools import docs_tables
-from tools.benchmark import gpu_collect
+from tools.benchmark.pages import gpu_tier
+
 
 def runs(*maps):
     return {str(seed): dict(mAP=m, seconds=10.) for seed, m in enumerate(maps)}
@@ -149,7 +150,7 @@ def test_a_tool_page_is_compared_with_what_its_json_renders_to(repo):
                 tests={'tests.gpu::test_a': dict(outcome='passed',
                                                  seconds=1.)})
     (folder / 'gpu_tier.json').write_text(json.dumps(tier))
-    (folder / 'gpu_tier.md').write_text(gpu_collect.tier_page(tier))
+    (folder / 'gpu_tier.md').write_text(gpu_tier.tier_page(tier))
     (folder / 'faults.md').write_text('| fault | 2.5 s |\n')
     (folder / 'data_loading.json').write_text(json.dumps(dict(rows=dict(
         train_dataloader=dict(batch_size=8, stock_s=.006, cached_s=.003)))))

@@ -244,7 +244,7 @@ def test_a_complete_recipe_table_is_measured_again_when_not_continued(
     would drop the recipe's rows."""
     from types import SimpleNamespace
 
-    from tools.benchmark import speed_gpu
+    from tools.benchmark.gpu_steps import environment
     from tools.common import code_fingerprint
     results = tmp_path / 'results'
     results.mkdir()
@@ -258,8 +258,7 @@ def test_a_complete_recipe_table_is_measured_again_when_not_continued(
     committed = dict(kind=run.kind(), complete=False,
                      tables_complete=dict(heads=False, recipe=True),
                      code=code_fingerprint(),
-                     environment=speed_gpu.environment(
-                         SimpleNamespace(device='cpu')))
+                     environment=environment(SimpleNamespace(device='cpu')))
     for code, heads_only in ((committed['code'], True), ('0ther', False)):
         (results / 'gpu.json').write_text(json.dumps(dict(committed,
                                                           code=code)))

@@ -9,6 +9,8 @@ import torch.nn.functional as F
 from torch.profiler import record_function
 
 from tools.benchmark import head_profile, speed_gpu
+from tools.benchmark.pages import gpu
+from tools.benchmark.pages import head_profile as head_profile_page
 
 TINY = ['--device', 'cpu', '--tiny', '--batch-size', '4', '--img-size',
         '32', '--iters', '2']
@@ -43,7 +45,7 @@ def test_head_profile_tiny(tmp_path):
     assert record['environment'].startswith('CPU')
     for result in heads.values():
         ops = result['ops']
-        assert ops['total'] == sum(ops[p] for p in head_profile.PHASES)
+        assert ops['total'] == sum(ops[p] for p in head_profile_page.PHASES)
         assert ops['loss'] > 0 and ops['optimizer'] > 0
     # GR's config gives the head lr_mult=10: 2 groups; MMEngine's default
     # constructor makes one per parameter of the tiny ResNet-18 (62), whose
@@ -115,4 +117,4 @@ def test_render_puts_the_profile_under_the_heads_table(tmp_path):
             'optimizer).') in why
     assert '- AN:' not in why
     # without a profile, the page as before
-    assert '### Why' not in speed_gpu.render(record)
+    assert '### Why' not in gpu.render(record)

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from tools.benchmark import label_sets
+from tools.benchmark.pages import label_sets as label_sets_page
 
 
 def synthetic(seed=0, n=400, c=4):
@@ -43,7 +44,7 @@ def test_evaluate_against_direct_counts():
     assert found['positives_per_image'] == pytest.approx(
         (data['val_known'] == 1).sum(1).mean())
     # conformal on exchangeable splits reaches about its target recall
-    for alpha in label_sets.ALPHAS:
+    for alpha in label_sets_page.ALPHAS:
         reached = found['conformal_recall'][str(alpha)]['observed']
         assert reached == pytest.approx(100 * (1 - alpha), abs=6)
 
@@ -53,15 +54,15 @@ def test_page_renders_every_suite_and_says_which_to_use():
             for seed, m in enumerate(('an', 'gr'))}
     suite = dict(title='Demo dataset', command='cmd', machine='here',
                  positives_per_image=1.9, runs=runs,
-                 conclusion=label_sets.conclusion(runs))
-    page = label_sets.render(dict(suites={'demo': suite}))
+                 conclusion=label_sets_page.conclusion(runs))
+    page = label_sets_page.render(dict(suites={'demo': suite}))
     assert '## Demo dataset' in page and '| AN |' in page
     assert '| GR |' in page
     assert 'closes the most of the CF1 gap without full labels' in \
         suite['conclusion']
     header = [line for line in page.splitlines()
               if line.startswith('| method | mAP')][0]
-    assert header.count('|') - 1 == 2 + len(label_sets.DECISIONS) + 2
+    assert header.count('|') - 1 == 2 + len(label_sets_page.DECISIONS) + 2
 
 
 def test_a_refused_calibration_is_shown_not_fatal():
@@ -77,9 +78,9 @@ def test_a_refused_calibration_is_shown_not_fatal():
     assert found['conformal_recall']['0.1']['observed'] is None
     assert found['decisions']['prior']['CF1'] is not None
     runs = {'an': found}
-    text = label_sets.conclusion(runs)
+    text = label_sets_page.conclusion(runs)
     assert 'Conformal, alpha 0.1 refused for 1 of 1 methods (AN): 1 of 4' \
         in text
     suite = dict(title='t', command='c', machine='m',
                  positives_per_image=1.5, runs=runs, conclusion=text)
-    assert '| refused |' in label_sets.render(dict(suites={'t': suite}))
+    assert '| refused |' in label_sets_page.render(dict(suites={'t': suite}))

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from tools.benchmark.selection import run_values, select, summarize
+from tools.benchmark.pages.selection import select, summarize
+from tools.benchmark.selection import run_values
 
 
 def test_run_values_against_hand_computed_map():
@@ -64,7 +65,7 @@ def test_summarize_loss_against_full_validation_labels():
 
 
 def test_page_names_losses_and_order(tmp_path):
-    from tools.benchmark.selection import write_page
+    from tools.benchmark.pages.selection import write_page
     results = {
         'an': {'0': runs({'0.001': [(50, 10, [1, 9], 40),
                                     (60, 5, [2, 1], 45)]})},

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from tests.conftest import PYTHON, REPO, run_tool
-from tools.benchmark import measure, results_page, speed_losses, spml_setups
+from tools.benchmark import measure, speed_losses, spml_setups
+from tools.benchmark.pages import speed as speed_page
 
 
 @pytest.fixture
@@ -79,7 +80,7 @@ def test_loss_steps_see_the_configs_state():
 def fake_results(gr_ratio, lasd_share):
     losses = {
         f'{b}x{c}': {
-            results_page.REFERENCE_NAME: dict(
+            speed_page.REFERENCE_NAME: dict(
                 ratio=1., time=1e-4, memory=2**20, ops=17,
                 costliest='binary_cross_entropy_with_logits (40%)'),
             'AN': dict(ratio=1.05, time=1.5e-4, memory=2**20, ops=28,
@@ -106,15 +107,15 @@ def fake_results(gr_ratio, lasd_share):
 
 
 def test_report_says_which_targets_are_missed():
-    text = results_page.speed_page(*fake_results(1.9, 0.01), ['cmd'])
+    text = speed_page.speed_page(*fake_results(1.9, 0.01), ['cmd'])
     assert '- every loss within its target ratio to BCE: met' in text
     assert '- head share of an iteration under 5%: met' in text
     assert ('| GR | 1.90 (2) | 300 | 2.00 | 1.90 (2.5) | 300 | 2.00 | '
             '1.90 (2.5) | 300 | 2.00 | 74 | pow (30%) | yes |') in text
     assert '| AN | 1.05 (1.1) |' in text
-    assert f'| {results_page.REFERENCE_NAME} | 1.00 | 100 |' in text
+    assert f'| {speed_page.REFERENCE_NAME} | 1.00 | 100 |' in text
     assert 'Command: `cmd`' in text
-    text = results_page.speed_page(*fake_results(2.1, 0.06), ['cmd'])
+    text = speed_page.speed_page(*fake_results(2.1, 0.06), ['cmd'])
     assert '- every loss within its target ratio to BCE: **missed** by GR' \
         in text
     assert '| LASD | 5.00 | 6.00% | **no** |' in text
@@ -126,7 +127,7 @@ def test_history_beside_this_run():
     losses, iteration, banks = fake_results(1.9, 0.01)
     history = dict(runs=[dict(label='old', source='a commit',
                               ratios=dict(GR=[5.2, 6.04], AN=[1.5]))])
-    text = results_page.speed_page(losses, None, None, ['cmd'], history)
+    text = speed_page.speed_page(losses, None, None, ['cmd'], history)
     assert '*old*: a commit; *now*: the table above.' in text
     assert '| loss | old | now |' in text
     assert '| GR | 5.20 / 6.04 | 1.90 / 1.90 / 1.90 |' in text

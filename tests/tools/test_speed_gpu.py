@@ -13,6 +13,7 @@ import torch
 
 from tests.conftest import PYTHON, REPO
 from tools.benchmark import speed_gpu
+from tools.benchmark.pages import gpu
 from tools.common import code_fingerprint
 
 TINY = [
@@ -142,7 +143,7 @@ def test_a_missed_recipe_target_names_what_bounds_it():
                                gpu_fast=timed(600., 900.)),
             'stock fp32': dict(stock=timed(370., 450.),
                                gpu_fast=timed(555., 590.))})
-    text = speed_gpu.render(record)
+    text = gpu.render(record)
     assert ('stock fp16 1.50x (0.50 short; the loader: the step alone runs '
             'at 2.25x, the loader feeds 67% of it)') in text
     assert ('stock fp32 1.50x (0.50 short; the step: without data loading '
@@ -163,9 +164,9 @@ def test_the_heads_page_gives_the_rounds_spread():
                          AN=timed(95., 100., 96.)),
             'bf16': dict(stock=timed(100., 100., 100.),
                          AN=dict(images_per_s=99., peak_mib=None))})
-    text = speed_gpu.render(record)
+    text = gpu.render(record)
     assert ("The rounds' spread (a row's fastest round against its slowest, "
             'the most in each precision): fp16 6.1%; bf16 0.0%') in text
     del record['heads']['fp16']  # rows of before the rounds were kept
     record['heads']['bf16']['stock'].pop('rounds')
-    assert "The rounds' spread" not in speed_gpu.render(record)
+    assert "The rounds' spread" not in gpu.render(record)

@@ -3,7 +3,7 @@ the papers' VOC and COCO tables.
 
 For a method m the share is ``(mAP_m - mAP_AN) / (mAP_full - mAP_AN)``: 0 is
 AN's level, 1 full labels'. Each run is an ``accuracy.py`` results json
-(means over its seeds); the papers' numbers are ``results_page.REFERENCE``.
+(means over its seeds); the papers' numbers are ``pages.results.REFERENCE``.
 Prints the table in Markdown and draws it as grouped bars.
 
 Example:
@@ -14,8 +14,9 @@ Example:
 import argparse
 import json
 
-from tools.benchmark.accuracy import METHODS, PROXY_CONFIGS, summarize
-from tools.benchmark.reproduce_table import paper_results
+from tools.benchmark.pages.accuracy import summarize
+from tools.benchmark.pages.results import paper_results
+from tools.benchmark.suites import METHODS, PROXY_CONFIGS
 
 #: the methods compared, in the order of the proxy suites
 COMPARED = [m for m in PROXY_CONFIGS if m not in ('an', 'full')]

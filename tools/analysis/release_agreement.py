@@ -23,11 +23,22 @@ import sys
 import tempfile
 from typing import Dict
 
-import torch
+if __name__ == '__main__' and not __package__:
+    # run as a file, the tools package is not on the path: run it as the
+    # module it is, with the repository root on the path
+    root = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
+    path = [root] + [p for p in [os.environ.get('PYTHONPATH')] if p]
+    os.execve(sys.executable, [
+        sys.executable, '-m', 'tools.analysis.release_agreement',
+        *sys.argv[1:]
+    ], dict(os.environ, PYTHONPATH=os.pathsep.join(path)))
 
-import spml_mm  # noqa: F401
-from spml_mm.models.label_banks import DAMPLabelBank
-from spml_mm.models.losses import GPRLoss, VLPLLoss
+import torch  # noqa: E402
+
+import spml_mm  # noqa: E402, F401
+from spml_mm.models.label_banks import DAMPLabelBank  # noqa: E402
+from spml_mm.models.losses import GPRLoss, VLPLLoss  # noqa: E402
+from tools.benchmark.pages.release_agreement import write  # noqa: E402
 
 #: (dataset, config) of the releases' settings the losses are compared at
 VLPL_SETTINGS = {'voc': dict(alpha=0.2, beta_pos=0.7),
@@ -252,40 +263,6 @@ def compare_damp(repo: str, seeds=range(5)) -> dict:
             rows[name] = dict(entries=total, release_positives=positives,
                               differing=differ)
     return rows
-
-
-def write(results: dict, out: str, command: str) -> None:
-    os.makedirs(out, exist_ok=True)
-    with open(osp.join(out, 'release_agreement.json'), 'w') as f:
-        json.dump(results, f, indent=1)
-    lines = [
-        '# VLPL and AEVLP: agreement with the releases\' own functions', '',
-        f'Written by `{command}` from the releases at the commits below, on '
-        'random float64 inputs (3 seeds per row, the largest difference '
-        'shown). Gradients are with respect to the logits. Where we differ '
-        'and why: [docs/methods/teacher_pseudo_labels.md]'
-        '(../methods/teacher_pseudo_labels.md).', ''
-    ]
-    for release, commit in results['commits'].items():
-        lines.append(f'- {release}: `{commit}`')
-    for key, title in (('vlpl', 'VLPL: `VLPLLoss` against `loss_EM_PL`'),
-                       ('gpr', 'AEVLP: `GPRLoss` against `GPR_loss`')):
-        lines += ['', f'## {title}', '',
-                  '| setting | value, abs. | value, rel. | gradient, abs. | '
-                  'gradient, rel. to its largest entry |',
-                  '| --- | --- | --- | --- | --- |']
-        for name, d in results[key].items():
-            lines.append(f'| {name} | {d["value_abs"]:.2e} | '
-                         f'{d["value_rel"]:.2e} | {d["grad_abs"]:.2e} | '
-                         f'{d["grad_rel"]:.2e} |')
-    lines += ['', '## AEVLP: `DAMPLabelBank` against `get_pseudo_labels`',
-              '', '| setting | entries | release\'s positive pseudo-labels |'
-              ' entries that differ |', '| --- | --- | --- | --- |']
-    for name, d in results['damp'].items():
-        lines.append(f'| {name} | {d["entries"]} | '
-                     f'{d["release_positives"]} | {d["differing"]} |')
-    with open(osp.join(out, 'release_agreement.md'), 'w') as f:
-        f.write('\n'.join(lines) + '\n')
 
 
 def main():

@@ -23,257 +23,37 @@ Example:
         --cfg-options val_dataloader.dataset.val_labels=observed
 """
 import argparse
-import fcntl
-import glob
 import json
 import os
 import os.path as osp
-import re
 import shutil
 import subprocess
 import sys
 import time
 
-import numpy as np
 from mmengine.utils import ProgressBar
 
-from tools.benchmark.results_page import report_written
-from tools.common import (REPO, WORK_OUT_DIR, command_line, is_results_dir,
-                          machine_summary, write_json)
-
-#: method name -> (label in tables, demo config)
-METHODS = {
-    'an': ('AN', 'configs/an/an_vgg11bn_demo.py'),
-    'full': ('full-label BCE (upper bound)', 'configs/an/an_vgg11bn-full_demo.py'),
-    'gr': ('GR', 'configs/grloss/grloss_vgg11bn_demo.py'),
-    'em': ('EM', 'configs/em/em_vgg11bn_demo.py'),
-    'em_apl': ('EM + APL', 'configs/em_apl/em_apl_vgg11bn_demo.py'),
-    'lasd': ('LASD', 'configs/lasd/lasd_vgg11bn_demo.py'),
-    'opml': ('OPML', 'configs/opml/opml_vgg11bn_demo.py'),
-    'opml_sp': ('OPML-SP', 'configs/opml/opml_vgg11bn-sp_demo.py'),
-    'epr': ('EPR', 'configs/epr/epr_vgg11bn_demo.py'),
-    'role': ('ROLE', 'configs/role/role_vgg11bn_demo.py'),
-    'll_r': ('LL-R', 'configs/ll_r/ll_r_vgg11bn_demo.py'),
-    'll_ct': ('LL-Ct', 'configs/ll_ct/ll_ct_vgg11bn_demo.py'),
-    'll_cp': ('LL-Cp', 'configs/ll_cp/ll_cp_vgg11bn_demo.py'),
-    'partial': ('partial-BCE, 1 positive + 2 negatives (partial labels)',
-                'configs/an/an_vgg11bn-partial_demo.py'),
-    'vlpl': ('VLPL', 'configs/vlpl/vlpl_vgg11bn_demo.py'),
-    'aevlp': ('AEVLP', 'configs/aevlp/aevlp_vgg11bn_demo.py'),
-}
-#: methods that read a teacher's score file: run only when named
-#: (``--methods``), their file in ``--cfg-options
-#: model.head.label_bank.score_file=...``; config stems as PROXY_CONFIGS
-TEACHER_CONFIGS = {
-    'vlpl': 'vlpl/efficientnet-lite0{}_proxy-{}.py',
-    'aevlp': 'aevlp/efficientnet-lite0{}_proxy-{}.py',
-}
-#: proxy suites: method -> config stem under configs/<folder>/, per regime
-#: (the papers' methods and the AN and full-label references; the baselines
-#: EPR, ROLE and the LL family have demo and ResNet-50 configs only)
-PROXY_CONFIGS = {
-    'an': 'an/efficientnet-lite0{}_proxy-{}.py',
-    'full': 'an/efficientnet-lite0{}-full_proxy-{}.py',
-    'gr': 'grloss/efficientnet-lite0{}_proxy-{}.py',
-    'em': 'em/efficientnet-lite0{}_proxy-{}.py',
-    'em_apl': 'em_apl/efficientnet-lite0{}_proxy-{}.py',
-    'lasd': 'lasd/efficientnet-lite0{}_proxy-{}.py',
-    'opml': 'opml/efficientnet-lite0{}_proxy-{}.py',
-    'opml_sp': 'opml/efficientnet-lite0{}-sp_proxy-{}.py',
-}
-#: proxy suites: data generation arguments (COCO-like at a tenth of COCO)
-PROXY_DATA = {
-    'proxy-voc': ['--like', 'voc'],
-    'proxy-coco': ['--like', 'coco', '--fraction', '0.1'],
-}
-LOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
-SUITE_TITLES = {
-    'demo': 'Demo dataset',
-    'proxy-voc': 'VOC-like proxy',
-    'proxy-coco': 'COCO-like proxy (a tenth of COCO\'s split sizes)',
-}
-
-
-def suite_methods(suite):
-    """The methods a suite runs by default (not those of a teacher)."""
-    return [m for m in (METHODS if suite == 'demo' else PROXY_CONFIGS)
-            if m not in TEACHER_CONFIGS]
-
-
-def suite_config(suite, method, regime='linear'):
-    """The config a method trains with in a suite."""
-    if suite == 'demo':
-        return METHODS[method][1]
-    stems = {**PROXY_CONFIGS, **TEACHER_CONFIGS}
-    if method not in stems:
-        raise ValueError(
-            f'{METHODS[method][0]} has no {suite} config; the proxy suites '
-            f'run {", ".join(stems)}')
-    infix = '-linear' if regime == 'linear' else ''
-    return 'configs/' + stems[method].format(infix, suite[6:])
-
-
-def proxy_root(suite, fraction=1.):
-    """Data folder of a proxy suite, at ``fraction`` of its default size."""
-    return f'data/{suite}' if fraction == 1 else f'data/{suite}-f{fraction:g}'
-
-
-def proxy_options(suite, fraction=1., config=None):
-    """``--cfg-options`` that point a proxy config at a reduced proxy (and,
-    for a linear-regime ``config``, at that proxy's feature cache)."""
-    if suite == 'demo' or fraction == 1:
-        return []
-    options = [f'{loader}.dataset.data_root={proxy_root(suite, fraction)}'
-               for loader in LOADERS]
-    if config is not None and '-linear' in config:
-        options += cache_file_options(config,
-                                      feature_cache(suite, fraction))
-    return options
-
-
-def feature_cache(suite, fraction=1.):
-    """The feature cache of a proxy suite: the configs' file, or the same
-    name under a reduced proxy's folder."""
-    from mmengine.config import Config
-    default = Config.fromfile(
-        osp.join(REPO, suite_config(suite, 'an', 'finetune'))).feature_cache
-    if fraction == 1:
-        return default
-    return osp.join(proxy_root(suite, fraction), 'features',
-                    osp.basename(default))
-
-
-def cache_file_options(config, cache):
-    """``--cfg-options`` setting every ``cache_file`` of a config's data
-    loaders (``LoadCachedFeatures``, at any depth of the pipelines)."""
-    from mmengine.config import Config
-    cfg = Config.fromfile(osp.join(REPO, config)).to_dict()
-    options = []
-
-    def visit(node, path):
-        items = node.items() if isinstance(node, dict) else enumerate(
-            node) if isinstance(node, (list, tuple)) else ()
-        for key, value in items:
-            if key == 'cache_file':
-                options.append(f'{path}cache_file={cache}')
-            else:
-                visit(value, f'{path}{key}.')
-
-    for loader in LOADERS:
-        visit(cfg[loader], f'{loader}.')
-    return options
-
-
-def prepare_suite(suite, regime, fraction=1.):
-    """Make a proxy's data, EfficientNet-Lite0's ImageNet weights and
-    (linear regime) feature cache if missing."""
-    if suite == 'demo':
-        if not osp.isfile(
-                osp.join(REPO, 'data/demo/formatted_val_labels.npy')):
-            run([sys.executable, 'tools/make_demo_data.py'])
-        return
-    root = osp.join(REPO, proxy_root(suite, fraction))
-    if not osp.isfile(osp.join(root, 'formatted_val_labels_obs.npy')):
-        data = list(PROXY_DATA[suite])
-        if fraction != 1:  # a share of the suite's own size
-            default = float(data[data.index('--fraction') + 1]) \
-                if '--fraction' in data else 1.
-            data = data[:2] + ['--fraction', f'{default * fraction:g}']
-        run([sys.executable, 'tools/make_proxy_data.py', *data,
-             '--out-dir', root])
-    if not osp.isfile(osp.join(REPO,
-                               'checkpoints/efficientnet-lite0_timm.pth')):
-        run([sys.executable, 'tools/convert_efficientnet_lite.py'])
-    if regime != 'linear':
-        return
-    cache = feature_cache(suite, fraction)
-    if not osp.isfile(osp.join(REPO, cache)):
-        options = proxy_options(suite, fraction)
-        run([sys.executable, 'tools/cache_features.py',
-             suite_config(suite, 'an', 'finetune'), '--threads', '1',
-             '--out', cache] + (['--cfg-options', *options]
-                                if options else []))
-
+from tools.benchmark.pages.accuracy import (chosen_lrs, summarize,
+                                            write_lr_search_page,
+                                            write_outputs)
+from tools.benchmark.pages.results import report_written
+from tools.benchmark.suites import (METHODS, SUITE_TITLES, proxy_options,
+                                    suite_config, suite_methods)
+from tools.benchmark.training import (best_val_map, prepare_suite, record,
+                                      resume_option, run, searched_run,
+                                      select_options, test_best,
+                                      train_and_test)
+from tools.common import REPO, WORK_OUT_DIR, command_line, is_results_dir
 
 #: quick mode: 2 epochs on 96 images; the methods with an epoch-end update
 #: move it to epoch 1 so that it runs once
-QUICK_OPTIONS = ['train_cfg.max_epochs=2', 'train_dataloader.dataset.indices=96']
+QUICK_OPTIONS = ['train_cfg.max_epochs=2',
+                 'train_dataloader.dataset.indices=96']
 QUICK_METHOD_OPTIONS = {
     'em_apl': ['default_hooks.pseudo_label.warmup_epochs=1'],
-    'opml_sp': ['default_hooks.pseudo_label.updater.correction_start_epoch=1'],
+    'opml_sp':
+    ['default_hooks.pseudo_label.updater.correction_start_epoch=1'],
 }
-
-
-def record(json_path, method, key, entry):
-    """Add one run to a results json and return the whole file: under an
-    exclusive lock on its folder, read just before writing, so that the runs
-    of other invocations on the same file (e.g. methods run side by side)
-    are kept; written to a temporary file and renamed, so an interrupted
-    write leaves the previous file."""
-    folder = os.open(osp.dirname(osp.abspath(json_path)), os.O_RDONLY)
-    try:
-        fcntl.flock(folder, fcntl.LOCK_EX)
-        results = {}
-        if osp.isfile(json_path):
-            with open(json_path) as f:
-                results = json.load(f)
-        results.setdefault(method, {})[key] = entry
-        write_json(json_path, results)
-    finally:
-        os.close(folder)  # and the lock with it
-    return results
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f'{" ".join(cmd)} failed:\n{proc.stderr[-4000:]}')
-    return proc.stdout + proc.stderr
-
-
-def best_val_map(work_dir, key='spml/mAP'):
-    """The best validation value of the metric ``key`` over the trainings of
-    ``work_dir`` (a run and its resumptions), from the scalars MMEngine's
-    logger writes for each validation (the test writes none)."""
-    found = []
-    for path in glob.glob(osp.join(work_dir, '*', 'vis_data',
-                                   'scalars.json')):
-        with open(path) as f:
-            found += [entry[key] for entry in map(json.loads, f)
-                      if key in entry]
-    return max(found)
-
-
-def select_options(config, key):
-    """``--cfg-options`` that keep the best checkpoint, and stop early where
-    the config does, on the validation metric ``key``."""
-    from mmengine.config import Config
-    cfg = Config.fromfile(osp.join(REPO, config))
-    options = [f'default_hooks.checkpoint.save_best={key}']
-    if cfg.get('default_hooks', {}).get('early_stopping'):
-        options.append(f'default_hooks.early_stopping.monitor={key}')
-    options += [f'custom_hooks.{i}.monitor={key}'
-                for i, hook in enumerate(cfg.get('custom_hooks', []))
-                if hook.get('type') == 'SPMLEarlyStoppingHook']
-    return options
-
-
-def test_best(config, work_dir, opts, scores=None):
-    """The test mAP of the best validation checkpoint a training left in
-    ``work_dir`` (as the run records it). With ``scores``, its raw scores
-    and labels on the test and validation splits are kept in
-    ``<scores>_test.npz`` and ``<scores>_val.npz`` (``tools/test.py
-    --out-scores``), for analyses that need no model."""
-    from spml_mm.utils import find_best_checkpoint
-    test = [sys.executable, 'tools/test.py', config,
-            find_best_checkpoint(work_dir), '--work-dir', work_dir]
-    dump = ['--out-scores', f'{scores}_test.npz'] if scores else []
-    out = run([*test, *dump, *opts])
-    if scores:
-        run([*test, '--out-scores', f'{scores}_val.npz', *opts,
-             'test_dataloader.dataset.split=val'])
-    found = re.findall(r'Epoch\(test\).*?spml/mAP: ([\d.]+)', out)
-    return float(found[-1])
 
 
 def scores_prefix(args, out_dir, name, method, key):
@@ -287,135 +67,7 @@ def scores_prefix(args, out_dir, name, method, key):
     return osp.join(folder, f'{method}_{key}')
 
 
-def train_and_test(config, work_dir, seed, options, scores=None):
-    """Train one configuration and return its test mAP and training time.
-    A run an interrupted invocation left in ``work_dir`` is resumed (the
-    training tool refuses a new run over an earlier run's checkpoints)."""
-    opts = ['--cfg-options', f'randomness.seed={seed}', *options]
-    resume = ['--resume'] if osp.isfile(
-        osp.join(work_dir, 'last_checkpoint')) else []
-    start = time.time()
-    run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
-         *resume, *opts])
-    seconds = time.time() - start
-    return test_best(config, work_dir, opts, scores), seconds
-
-
-def compile_options(entry):
-    """The ``compile`` options a recorded run trained with (none: it
-    trained eagerly)."""
-    return [o for o in entry.get('options', []) if o.startswith('compile')]
-
-
-def searched_run(found, method, seed, cfg_options, select_metric):
-    """The rate search's run of ``method`` at its chosen rate if it is the
-    run this seed would train (the same seed, ``--cfg-options`` and
-    selection metric, and tested), else None."""
-    if not found.get(method):
-        return None
-    entry = found[method][f'{chosen_lrs(found)[method]:g}']
-    same = (entry.get('seed'), entry.get('options'),
-            entry['select_metric']) == (seed, cfg_options, select_metric)
-    return entry if same and 'test_mAP' in entry else None
-
-
-def summarize(results, methods):
-    """Mean, spread and the share of the AN-to-full gap per method."""
-    rows = {}
-    for name in methods:
-        runs = results.get(name, {})
-        if runs:
-            maps = np.array([r['mAP'] for r in runs.values()])
-            secs = np.array([r['seconds'] for r in runs.values()])
-            rows[name] = dict(mean=maps.mean(), std=maps.std(),
-                              n=len(maps), seconds=secs.mean())
-    if 'an' in rows and 'full' in rows:
-        gap = rows['full']['mean'] - rows['an']['mean']
-        for row in rows.values():
-            row['gap_closed'] = (row['mean'] - rows['an']['mean']) / gap
-    return rows
-
-
-def write_outputs(rows, out_dir, command, quick, before=None, suite='demo',
-                  output='accuracy', title=None, runs=None,
-                  select_metric='spml/mAP'):
-    """The table, plot and page; ``before`` (rows of an earlier run) adds
-    its mean and std and the change of the mean per method. ``suite`` (or
-    ``title``) names the data in the text, ``output`` the output files;
-    ``runs`` (the results json) adds the learning rates runs were given;
-    ``select_metric`` is the validation metric that chose the epoch."""
-    title = title or SUITE_TITLES[suite]
-    extra = ' {} (%) | change |'.format(before[0]) if before else ''
-    lines = [
-        '| method | test mAP (%) | spread (std) | seeds | share of AN-to-full '
-        f'gap closed | training time (s) |{extra}',
-        '| --- ' * (6 + 2 * bool(before)) + '|'
-    ]
-    for name, row in rows.items():
-        gap = row.get('gap_closed')
-        gap = '-' if gap is None else f'{100 * gap:.0f}%'
-        line = (f'| {METHODS[name][0]} | {row["mean"]:.2f} | '
-                f'{row["std"]:.2f} | {row["n"]} | {gap} | '
-                f'{row["seconds"]:.0f} |')
-        old = before[1].get(name) if before else None
-        if old:
-            line += (f' {old["mean"]:.2f} +- {old["std"]:.2f} | '
-                     f'{row["mean"] - old["mean"]:+.2f} |')
-        elif before:
-            line += ' - | - |'
-        lines.append(line)
-    lrs = {name: {r['lr'] for r in results.values() if 'lr' in r}
-           for name, results in (runs or {}).items()}
-    chosen = [f'{METHODS[n][0]} {", ".join(f"{lr:g}" for lr in sorted(v))}'
-              for n, v in lrs.items() if v and n in rows]
-    if chosen:
-        lines += ['', 'Learning rates, each method\'s best validation mAP '
-                  f'of `{output}_lr_search.md`: ' + '; '.join(chosen) + '.']
-    compiled = [r for results in (runs or {}).values()
-                for r in results.values() if compile_options(r)]
-    if compiled:
-        modes = sorted({o for r in compiled for o in compile_options(r)})
-        lines += ['', f'{len(compiled)} of '
-                  f'{sum(len(v) for v in runs.values())} runs trained with '
-                  'the train step compiled (' +
-                  ', '.join(f'`{m}`' for m in modes) + '), the rest '
-                  'eagerly: the same computation, rounded differently, which '
-                  'a method that amplifies rounding follows like another '
-                  'seed.']
-    note = ' (quick mode: 2 epochs on 96 images; not meaningful)' if quick \
-        else ''
-    md = '\n'.join([
-        f'{title}, test mAP of the best validation epoch (on '
-        f'`{select_metric}`){note}; '
-        'mean and population standard deviation over the seeds.', '',
-        *lines, '', f'Command: `{command}`', '',
-        f'Machine: {machine_summary()}', '', f'![accuracy]({output}.png)', ''
-    ])
-    with open(osp.join(out_dir, f'{output}.md'), 'w') as f:
-        f.write(md)
-
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(8, 3.5))
-    names = list(rows)
-    ax.bar([METHODS[n][0].replace(' (upper bound)', '') for n in names],
-           [rows[n]['mean'] for n in names],
-           yerr=[rows[n]['std'] for n in names], capsize=4,
-           color=['#888' if n in ('an', 'full') else '#3a7' for n in names])
-    low = min(rows[n]['mean'] - rows[n]['std'] for n in names)
-    ax.set_ylim(max(0, low - 5), 100)
-    ax.set_ylabel('test mAP (%)')
-    ax.set_title(f'SPML methods, {title} (mean and std over '
-                 'seeds)')
-    plt.setp(ax.get_xticklabels(), rotation=20, ha='right')
-    fig.tight_layout()
-    fig.savefig(osp.join(out_dir, f'{output}.png'), dpi=120)
-    plt.close(fig)
-    print(md)
-
-
-def main():
+def make_parser():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--suite', default='demo',
                         choices=['demo', 'proxy-voc', 'proxy-coco'])
@@ -468,42 +120,49 @@ def main():
     parser.add_argument('--compare', nargs=2, metavar=('JSON', 'LABEL'),
                         help='add the means of an earlier run (its '
                         'accuracy.json) under LABEL, with the change')
+    return parser
+
+
+def parse_args():
+    """The arguments, with the run's names (``name``: of its results files,
+    ``runs_root``: of its work dirs, ``title``) and, with ``--searched-lr``,
+    the rate search's runs (``searched``) and chosen rates (``lrs``)."""
+    parser = make_parser()
     args = parser.parse_args()
     if args.quick:
         args.seeds = args.seeds[:1]
     args.methods = args.methods or suite_methods(args.suite)
     for method in args.methods:
         suite_config(args.suite, method, args.regime)
-    out_dir = args.out_dir or (args.work_root if args.quick else WORK_OUT_DIR)
-    os.makedirs(out_dir, exist_ok=True)
+    args.out_dir = args.out_dir or (args.work_root if args.quick else
+                                    WORK_OUT_DIR)
+    os.makedirs(args.out_dir, exist_ok=True)
     if args.fraction != 1 and args.suite == 'demo':
         parser.error('--fraction applies to the proxy suites')
     reduced = '' if args.fraction == 1 else f'-f{args.fraction:g}'
-    name = 'accuracy' if args.suite == 'demo' else \
+    args.name = 'accuracy' if args.suite == 'demo' else \
         f'accuracy_{args.suite}_{args.regime}{reduced}'
-    work_root = args.work_root if args.suite == 'demo' else osp.join(
+    args.runs_root = args.work_root if args.suite == 'demo' else osp.join(
         args.work_root, f'{args.suite}_{args.regime}{reduced}')
-    title = SUITE_TITLES[args.suite] + (
+    args.title = SUITE_TITLES[args.suite] + (
         f', at {args.fraction:g} of its size' if reduced else '')
-    lrs, found = {}, {}
+    args.lrs, args.searched = {}, {}
     if args.searched_lr:
-        searched = osp.join(out_dir, f'{name}_lr_search.json')
+        searched = osp.join(args.out_dir, f'{args.name}_lr_search.json')
         if osp.isfile(searched):
             with open(searched) as f:
-                found = json.load(f)
-        lrs = chosen_lrs(found)
-        missing = [m for m in args.methods if m not in lrs]
+                args.searched = json.load(f)
+        args.lrs = chosen_lrs(args.searched)
+        missing = [m for m in args.methods if m not in args.lrs]
         if missing:
             parser.error(f'--searched-lr: {", ".join(missing)} not in '
                          f'{searched}; run --lr-search first')
-    prepare_suite(args.suite, args.regime, args.fraction)
-    if args.lr_search:
-        lr_search(args, name, out_dir, work_root, title)
-        report_written(out_dir, [f'{name}_lr_search.{ext}'
-                                 for ext in ('json', 'md')])
-        return
+    return args
 
-    json_path = osp.join(out_dir, f'{name}.json')
+
+def run_seeds(args, json_path):
+    """Train and test every method and seed not yet in ``json_path`` (a
+    seed the rate search trained is recorded from it); the results."""
     results = {}
     if osp.isfile(json_path) and not args.rerun:
         with open(json_path) as f:
@@ -514,91 +173,68 @@ def main():
     progress = ProgressBar(len(todo))
     for method, seed in todo:
         reused = None if args.quick else searched_run(
-            found, method, seed, args.cfg_options, args.select_metric)
+            args.searched, method, seed, args.cfg_options,
+            args.select_metric)
         if reused:  # the same training: its test mAP, not a second run
-            results = record(json_path, method, str(seed), dict(
+            entry = dict(
                 mAP=reused['test_mAP'], seconds=reused['seconds'],
-                select_metric=args.select_metric, lr=lrs[method],
+                select_metric=args.select_metric, lr=args.lrs[method],
                 options=reused['options'], from_lr_search=True,
-                **{k: reused[k] for k in ('scores', ) if k in reused}))
-            progress.update()
-            continue
-        work_dir = osp.join(work_root, method, f'seed{seed}')
-        if args.rerun:
-            shutil.rmtree(work_dir, ignore_errors=True)
-        options = [*QUICK_OPTIONS, *QUICK_METHOD_OPTIONS.get(method, [])
-                   ] if args.quick else []
-        config = suite_config(args.suite, method, args.regime)
-        options += proxy_options(args.suite, args.fraction, config) + \
-            args.cfg_options
-        if method in lrs:
-            options.append(f'optim_wrapper.optimizer.lr={lrs[method]}')
-        options += select_options(config, args.select_metric)
-        scores = scores_prefix(args, out_dir, name, method, f'seed{seed}')
-        mAP, seconds = train_and_test(config, work_dir, seed, options,
-                                      scores)
-        results = record(json_path, method, str(seed), dict(
-            mAP=mAP, seconds=seconds, select_metric=args.select_metric,
-            options=args.cfg_options,
-            **({'scores': osp.relpath(scores, out_dir)} if scores else {}),
-            **({'lr': lrs[method]} if method in lrs else {})))
+                **{k: reused[k] for k in ('scores', ) if k in reused})
+        else:
+            entry = run_seed(args, method, seed)
+        results = record(json_path, method, str(seed), entry)
         progress.update()
     print()
-    command = command_line(sys.argv)
+    return results
+
+
+def run_seed(args, method, seed):
+    """Train and test one method and seed; its entry in the results."""
+    work_dir = osp.join(args.runs_root, method, f'seed{seed}')
+    if args.rerun:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    options = [*QUICK_OPTIONS, *QUICK_METHOD_OPTIONS.get(method, [])
+               ] if args.quick else []
+    config = suite_config(args.suite, method, args.regime)
+    options += proxy_options(args.suite, args.fraction, config) + \
+        args.cfg_options
+    if method in args.lrs:
+        options.append(f'optim_wrapper.optimizer.lr={args.lrs[method]}')
+    options += select_options(config, args.select_metric)
+    scores = scores_prefix(args, args.out_dir, args.name, method,
+                           f'seed{seed}')
+    mAP, seconds = train_and_test(config, work_dir, seed, options, scores)
+    return dict(
+        mAP=mAP, seconds=seconds, select_metric=args.select_metric,
+        options=args.cfg_options,
+        **({'scores': osp.relpath(scores, args.out_dir)} if scores else {}),
+        **({'lr': args.lrs[method]} if method in args.lrs else {}))
+
+
+def main():
+    args = parse_args()
+    out_dir, name = args.out_dir, args.name
+    prepare_suite(args.suite, args.regime, args.fraction)
+    if args.lr_search:
+        lr_search(args, name, out_dir, args.runs_root, args.title)
+        report_written(out_dir, [f'{name}_lr_search.{ext}'
+                                 for ext in ('json', 'md')])
+        return
+    results = run_seeds(args, osp.join(out_dir, f'{name}.json'))
     before = None
     if args.compare:
         with open(args.compare[0]) as f:
             before = (args.compare[1], summarize(json.load(f), args.methods))
-    write_outputs(summarize(results, args.methods), out_dir, command,
-                  args.quick, before, args.suite, name, title, results,
-                  args.select_metric)
+    write_outputs(summarize(results, args.methods), out_dir,
+                  command_line(sys.argv), args.quick, before, args.suite,
+                  name, args.title, results, args.select_metric)
     report_written(out_dir, [f'{name}.{ext}' for ext in ('json', 'md', 'png')])
     if is_results_dir(out_dir):
-        # the numbers the README, the docs and the method READMEs quote;
-        # run as its command, since docs_tables imports this module
-        proc = subprocess.run([sys.executable, 'tools/docs_tables.py'],
+        # the numbers the README, the docs and the method READMEs quote
+        proc = subprocess.run([sys.executable, '-m', 'tools.docs_tables'],
                               cwd=REPO, capture_output=True, text=True)
         print(proc.stdout + proc.stderr[-2000:] * (proc.returncode != 0))
-
-
-def chosen_lrs(found):
-    """Per method, the searched learning rate of the best validation mAP."""
-    return {method: float(max(runs, key=lambda lr: runs[lr]['val_mAP']))
-            for method, runs in found.items() if runs}
-
-
-def grid_position(runs):
-    """Where a method's chosen rate lies among the rates of its search
-    (``runs``: rate -> run): ``'interior'``, ``'top edge'`` or ``'bottom
-    edge'`` (the highest or lowest searched: a better rate may lie past
-    it), or ``'one rate'``."""
-    rates = sorted(float(lr) for lr in runs)
-    if len(rates) < 2:
-        return 'one rate'
-    best = float(max(runs, key=lambda lr: runs[lr]['val_mAP']))
-    return ('top edge' if best == rates[-1] else
-            'bottom edge' if best == rates[0] else 'interior')
-
-
-def lr_search_table(found, suite, regime):
-    """The lines of the learning-rate table from ``<name>_lr_search.json``
-    (``found``): every method and rate of the json, since invocations run
-    side by side (one per method, each with its optimizer's grid) share
-    one table; the last column says whether the chosen rate is interior."""
-    rates = sorted({float(lr) for runs in found.values() for lr in runs})
-    lines = ['| method | config | ' + ' | '.join(
-        f'lr {lr:g}' for lr in rates) + ' | chosen | in the grid |',
-             '| --- ' * (len(rates) + 4) + '|']
-    for method in [m for m in METHODS if m in found]:
-        runs = found[method]
-        cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in rates]
-        lines.append(f'| {METHODS[method][0]} | '
-                     f'`{suite_config(suite, method, regime)}` | ' +
-                     ' | '.join('-' if c is None else f'{c:.2f}'
-                                for c in cells) +
-                     f' | {chosen_lrs(found)[method]:g} | '
-                     f'{grid_position(runs)} |')
-    return lines
 
 
 def lr_search(args, name, out_dir, work_root, title):
@@ -624,8 +260,7 @@ def lr_search(args, name, out_dir, work_root, title):
                 *select_options(config, args.select_metric)]
         # a run an interrupted invocation left is resumed from its last
         # checkpoint; without one it starts again
-        resume = ['--resume'] if osp.isfile(osp.join(
-            work_dir, 'last_checkpoint')) and not args.rerun else []
+        resume = [] if args.rerun else resume_option(work_dir)
         if not resume:
             shutil.rmtree(work_dir, ignore_errors=True)
         start = time.time()
@@ -644,31 +279,6 @@ def lr_search(args, name, out_dir, work_root, title):
     write_lr_search_page(found, out_dir, name, title, args.suite,
                          args.regime, seed, args.select_metric,
                          command_line(sys.argv))
-
-
-def write_lr_search_page(found, out_dir, name, title, suite, regime, seed,
-                         select_metric, command):
-    """``<name>_lr_search.md`` of a rate search's results json ``found``,
-    each method's best rate marked."""
-    tested = any('test_mAP' in r for runs in found.values()
-                 for r in runs.values())
-    md = '\n'.join([
-        f'{title}, {regime} regime: best validation '
-        f'`{select_metric}` over the epochs per learning rate (seed '
-        f'{seed}; ' + ('the test set does not choose the rate; where a '
-                       'search run was tested, the chosen rate\'s run is '
-                       f'seed {seed} of the seeds table).' if tested else
-                       'the test set is not used).'), '',
-        *lr_search_table(found, suite, regime), '',
-        'In the grid: the chosen rate is interior, or the highest (top '
-        'edge) or lowest (bottom edge) searched, where a better rate may '
-        'lie past it.', '',
-        f'Command: `{command}`', '',
-        f'Machine: {machine_summary()}', ''
-    ])
-    with open(osp.join(out_dir, f'{name}_lr_search.md'), 'w') as f:
-        f.write(md)
-    print(md)
 
 
 if __name__ == '__main__':

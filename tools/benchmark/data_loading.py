@@ -24,6 +24,7 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 from mmengine.runner import Runner, set_random_seed
 
+from tools.benchmark.pages.data_loading import table_lines, title_lines
 from tools.common import machine_summary
 
 LOADERS = ('train_dataloader', 'test_dataloader')
@@ -94,21 +95,8 @@ def main(argv=None):
                         *(sys.argv[1:] if argv is None else argv)])
     record = dict(command=command, machine=machine_summary(),
                   config=args.config, cache=cache, rows=rows)
-    lines = [
-        '# Data loading: image files against the image cache', '',
-        f'`{command}` on {record["machine"]}: seconds a batch of the '
-        f'config\'s loaders in one process and thread, as a loader worker '
-        f'runs (median of {args.rounds} '
-        f'rounds of {args.batches} batches), decoding the files and from '
-        'the image cache (`LoadCachedImage`).', '',
-        '| loader | batch | decoding files (ms) | image cache (ms) | '
-        'speed-up |', '| --- | --- | --- | --- | --- |'
-    ] + [
-        f'| {name} | {row["batch_size"]} | {row["stock_s"] * 1e3:.2f} | '
-        f'{row["cached_s"] * 1e3:.2f} | '
-        f'{row["stock_s"] / row["cached_s"]:.1f}x |'
-        for name, row in rows.items()
-    ] + ['']
+    lines = title_lines(record, args.rounds, args.batches) + table_lines(
+        rows) + ['']
     os.makedirs(args.out, exist_ok=True)
     with open(osp.join(args.out, 'data_loading.json'), 'w') as f:
         json.dump(record, f, indent=1)

@@ -48,7 +48,7 @@ import numpy as np
 
 from spml_mm.datasets import make_demo_dataset, split_train_val
 from spml_mm.utils import find_last_checkpoint, load_checkpoint_safely
-from tools.benchmark.results_page import render_results_page
+from tools.benchmark.pages.results import render_results_page
 from tools.common import REPO, machine_summary
 
 CONFIG = 'configs/an/an_vgg11bn_demo.py'

@@ -29,44 +29,10 @@ import tarfile
 import tempfile
 
 from tools.benchmark.gpu_run import PACK
-from tools.common import REPO, write_json
-from tools.common import load_json as load
-
-
-def tier_page(result: dict) -> str:
-    env = result['environment']
-    lines = [
-        '# The GPU tier on a GPU', '',
-        f"`{result['command']}` ({result['status']}, "
-        f"{result['seconds']:.0f} s) on {env['device']}: torch "
-        f"{env['torch']}, CUDA {env['cuda']}, cuDNN {env['cudnn']}, mmengine "
-        f"{env['mmengine']}, mmpretrain {env['mmpretrain']}.", '',
-        f"**{result['passed']} passed, {result['failed']} failed, "
-        f"{result['errors']} errors, {result['skipped']} skipped.**", '',
-        '| test | outcome | seconds | message |', '| --- | --- | --- | --- |'
-    ]
-    for name, test in result['tests'].items():
-        message = test.get('message', '').replace('|', '\\|').replace(
-            '\n', ' ')
-        lines.append(f"| `{name}` | {test['outcome']} | "
-                     f"{test['seconds']:.1f} | {message} |")
-    return '\n'.join(lines + [''])
-
-
-def profile_page(result: dict) -> str:
-    from tools.benchmark.profile_train import render
-    env = result['environment']
-    head = (f"Fine-tuned VOC-like proxy runs on {env['device']} "
-            f"({env['cpu_cores']} CPU cores; torch {env['torch']}, CUDA "
-            f"{env['cuda']}), each alone on the machine: "
-            + ', '.join(f"`{r['label']}`" for r in result['runs'])
-            + ' (`LoadCachedImage` reads the image cache' + (
-                "; compiled: MMEngine's `compile` of the train step"
-                if any('compiled' in r['label'] for r in result['runs'])
-                else '') + ').')
-    text = render(result['runs'])
-    title, rest = text.split('\n', 1)
-    return '\n'.join([title, '', head, rest])
+from tools.benchmark.pages import gpu
+from tools.benchmark.pages.gpu_profile import profile_page
+from tools.benchmark.pages.gpu_tier import tier_page
+from tools.common import REPO, load_json, write_json
 
 
 def main(argv=None):
@@ -91,7 +57,7 @@ def main(argv=None):
 
 
 def collect(parser, args) -> list:
-    manifest = load(osp.join(args.out, 'manifest.json'))
+    manifest = load_json(osp.join(args.out, 'manifest.json'))
     if not manifest:
         parser.error(f'{args.out} has no manifest.json: not the output of '
                      'tools/gpu_run.sh')
@@ -107,7 +73,7 @@ def collect(parser, args) -> list:
     results = args.results_dir
     os.makedirs(results, exist_ok=True)
     written = []
-    tier = load(osp.join(args.out, 'gpu_tier.json'))
+    tier = load_json(osp.join(args.out, 'gpu_tier.json'))
     if tier:
         write_json(osp.join(results, 'gpu_tier.json'), tier)
         with open(osp.join(results, 'gpu_tier.md'), 'w') as f:
@@ -115,14 +81,14 @@ def collect(parser, args) -> list:
         written += ['gpu_tier.json', 'gpu_tier.md']
     speed = osp.join(args.out, 'speed', 'gpu.json')
     if osp.isfile(speed):
-        from tools.benchmark import speed_gpu
         # the operators of every head's step (head_profile.py), if
         # profiled, under the heads table
         ops = osp.join(results, 'head_profile.json')
-        speed_gpu.main(['--render', speed, '--out', results] +
-                       (['--op-profile', ops] if osp.isfile(ops) else []))
+        gpu.write(load_json(speed), results,
+                  load_json(ops) if osp.isfile(ops) else None)
+        print(f'wrote {osp.join(results, "gpu.md")} from {speed}')
         written += ['gpu.json', 'gpu.md']
-    profile = load(osp.join(args.out, 'gpu_profile.json'))
+    profile = load_json(osp.join(args.out, 'gpu_profile.json'))
     if profile:
         write_json(osp.join(results, 'gpu_profile.json'), profile)
         with open(osp.join(results, 'gpu_profile.md'), 'w') as f:
@@ -133,7 +99,7 @@ def collect(parser, args) -> list:
         shutil.copy(path, results)
         written.append(osp.basename(path))
     runs_path = osp.join(results, 'gpu_runs.json')
-    runs = load(runs_path) or dict(runs=[])
+    runs = load_json(runs_path) or dict(runs=[])
     runs['runs'] = [r for r in runs['runs']
                     if r['started'] != manifest['started']] + [manifest]
     write_json(runs_path, runs)

@@ -156,7 +156,7 @@ def search_todo(method: str, search: dict, tiny: bool = False) -> List[str]:
     :data:`PAST_EDGE` steps beyond the grid and not a rate far below.
     Nothing left: the search is complete (``--tiny``: its one rate is
     in)."""
-    from tools.benchmark.accuracy import grid_position
+    from tools.benchmark.pages.accuracy import grid_position
     runs, rates = search.get(method, {}), grid(method, tiny)
     todo = [r for r in rates
             if r not in runs and not far_below(r, method, search)]
@@ -546,10 +546,10 @@ def continued(found: dict, args) -> bool:
     same code, machine and versions (else it measures every table)."""
     from types import SimpleNamespace
 
-    from tools.benchmark import speed_gpu
+    from tools.benchmark.gpu_steps import environment
     return (found.get('code'), found.get('environment')) == (
         code_fingerprint(),
-        speed_gpu.environment(SimpleNamespace(device=args.device)))
+        environment(SimpleNamespace(device=args.device)))
 
 
 def profile_runs(args) -> Dict[str, tuple]:
@@ -713,8 +713,9 @@ def profile(run: Run, procs: dict, part: str, labels: List[str]) -> None:
 
 
 def part_evidence(run: Run, procs: dict) -> None:
-    from tools.benchmark.accuracy import (chosen_lrs, compile_options,
-                                          searched_run, suite_config)
+    from tools.benchmark.pages.accuracy import chosen_lrs, compile_options
+    from tools.benchmark.suites import suite_config
+    from tools.benchmark.training import searched_run
     args = run.args
     folder = osp.join(args.out, 'evidence')
     os.makedirs(folder, exist_ok=True)
@@ -897,8 +898,9 @@ def render_evidence(run: Run, folder: str, name: str, search: dict,
                     seeds: dict) -> None:
     """The evidence pages of every run in the jsons (the last invocation of
     the tool to finish wrote its own before another's run ended)."""
-    from tools.benchmark import accuracy
-    title = accuracy.SUITE_TITLES[SUITE] + (
+    from tools.benchmark import suites
+    from tools.benchmark.pages import accuracy
+    title = suites.SUITE_TITLES[SUITE] + (
         f', at {run.args.tiny_fraction:g} of its size' if run.args.tiny
         else '')
     command = run.manifest['command']
@@ -906,7 +908,7 @@ def render_evidence(run: Run, folder: str, name: str, search: dict,
         accuracy.write_lr_search_page(search, folder, name, title, SUITE,
                                       'finetune', 0, 'spml/mAP', command)
     if seeds:
-        methods = [m for m in accuracy.METHODS if m in seeds]
+        methods = [m for m in suites.METHODS if m in seeds]
         accuracy.write_outputs(accuracy.summarize(seeds, methods), folder,
                                command, False, suite=SUITE, output=name,
                                title=title, runs=seeds)
@@ -916,7 +918,7 @@ def has_config(method: str) -> bool:
     """Whether ``method`` has a fine-tuned config of the evidence's proxy
     (a teacher method may lack one: it then stays out of the queue, named
     in the manifest)."""
-    from tools.benchmark.accuracy import suite_config
+    from tools.benchmark.suites import suite_config
     return osp.isfile(osp.join(REPO, suite_config(SUITE, method,
                                                   'finetune')))
 

@@ -25,7 +25,6 @@ Example:
 """
 import argparse
 import copy
-import json
 import os
 import os.path as osp
 import sys
@@ -34,11 +33,10 @@ from typing import Dict, Optional
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from tools.benchmark import speed_gpu
-from tools.common import commit
+from tools.benchmark import gpu_steps
+from tools.benchmark.pages.head_profile import PHASES, page
+from tools.common import commit, write_json
 
-#: what the render counts as the cost of a head, beyond the stock head's
-PHASES = ('optimizer', 'loss', 'other')
 #: where an operator belongs: the record_function ranges above it
 OPTIMIZER_RANGES = ('Optimizer.step#', 'Optimizer.zero_grad#')
 LOSS_RANGE = 'head_profile.loss'
@@ -99,23 +97,19 @@ def count_step(model, step, batches, iters: int) -> Dict[str, float]:
 def profile_head(method: str, args, default_constructor: bool = False
                  ) -> dict:
     """The profile of one head (``stock``: MMPretrain's) in fp32."""
-    cfg = speed_gpu.load('AN' if method == 'stock' else method, 'coco', args)
-    views = 3 if cfg.data_preprocessor.get('type') == \
-        'MultiViewDataPreprocessor' else 1
-    if method == 'stock':
-        cfg.model.head = dict(speed_gpu.STOCK_HEAD, num_classes=80,
-                              in_channels=cfg.model.head.in_channels)
+    cfg = gpu_steps.load(method, 'coco', args)
+    views = gpu_steps.num_views(cfg)
     cfg.optim_wrapper = copy.deepcopy(cfg.optim_wrapper)
     if default_constructor:
         cfg.optim_wrapper.pop('constructor', None)
     if args.device == 'cpu':  # the update PyTorch runs on CUDA
         cfg.optim_wrapper.optimizer.foreach = True
-    model, wrapper, step = speed_gpu.build(cfg, args.device,
+    model, wrapper, step = gpu_steps.build(cfg, args.device,
                                            args.batch_size)
-    data = speed_gpu.synthetic_batch(args.batch_size, args.img_size, 80,
+    data = gpu_steps.synthetic_batch(args.batch_size, args.img_size, 80,
                                      views)
     ops = count_step(model, lambda d: step(d, wrapper),
-                     lambda: speed_gpu.fresh(data), args.iters)
+                     lambda: gpu_steps.fresh(data), args.iters)
     return dict(param_groups=len(wrapper.optimizer.param_groups),
                 views=views, ops=ops)
 
@@ -127,8 +121,7 @@ def profile_heads(args, record: dict) -> None:
     for method in ['stock'] + args.methods:
         result = profile_head(method, args)
         if args.default_constructor:
-            cfg = speed_gpu.load('AN' if method == 'stock' else method,
-                                 'coco', args)
+            cfg = gpu_steps.load(method, 'coco', args)
             if cfg.optim_wrapper.get('constructor') and \
                     cfg.optim_wrapper.get('paramwise_cfg'):
                 result['default_constructor'] = profile_head(
@@ -137,83 +130,11 @@ def profile_heads(args, record: dict) -> None:
         print(f'{method}: {result}', flush=True)
 
 
-def why(method: str, result: dict, stock: dict) -> str:
-    """A sentence on what a head's step does beyond the stock one."""
-    parts = []
-    if result['views'] > 1:
-        parts.append(f"{result['views']} views of each image: the network "
-                     f"runs on {result['views']}x the images of a step "
-                     '(images/s counts samples)')
-    default = result.get('default_constructor')
-    if default:
-        extra = default['ops']['optimizer'] - result['ops']['optimizer']
-        parts.append(
-            f"under MMEngine's default constructor, {default['param_groups']}"
-            f" parameter groups (one per parameter, from the config's "
-            f"paramwise_cfg) cost {extra:+.0f} operators in the optimizer "
-            f"({default['ops']['total'] / stock['ops']['total']:.2f}x the "
-            f"stock step's); {result['param_groups']} groups now")
-    extra = {p: result['ops'][p] - stock['ops'][p] for p in PHASES}
-    worst = max(extra, key=extra.get)
-    share = result['ops']['total'] / stock['ops']['total']
-    parts.append(f'{share:.2f}x the stock step\'s operators'
-                 + (f' ({extra[worst]:+.0f} in {worst})'
-                    if extra[worst] >= 1 else ''))
-    return '; '.join(parts)
-
-
-def render(profile_record: dict, missed=(), level: int = 3) -> str:
-    """The profile as a Markdown section with a heading of ``level`` (1: a
-    page of its own); ``missed``: the methods below their target
-    (``speed_gpu``'s heads table), which get their sentence of why."""
-    heads = profile_record['heads']
-    stock = heads['stock']
-    settings = profile_record['settings']
-    lines = [
-        '#' * level + ' Why: operators per step', '',
-        f"Measured with `{profile_record['command']}` on "
-        f"{profile_record['environment']}, spml-mm commit "
-        f"{profile_record['commit'] or 'unknown'}; batch "
-        f"{settings['batch_size']}, {settings['img_size']} px, fp32, the "
-        "optimizer's foreach update (PyTorch's default on CUDA). ATen "
-        'operators that a `train_step` calls itself (on a GPU, about a '
-        'kernel launch each) per step: all of them, the optimizer\'s '
-        '(`zero_grad` and `step`) and the head\'s loss forward; share: '
-        'against the stock head\'s step.', ''
-    ]
-    default = any('default_constructor' in r for r in heads.values())
-    header = ['head', 'param groups', 'views', 'operators', 'share',
-              'optimizer', 'loss']
-    if default:
-        header += ["operators, MMEngine's constructor",
-                   "param groups, MMEngine's constructor"]
-    lines += ['| ' + ' | '.join(header) + ' |',
-              '| --- ' * len(header) + '|']
-    for method, result in heads.items():
-        ops = result['ops']
-        cells = [method, str(result['param_groups']), str(result['views']),
-                 f"{ops['total']:.0f}",
-                 f"{ops['total'] / stock['ops']['total']:.2f}",
-                 f"{ops['optimizer']:.0f}", f"{ops['loss']:.0f}"]
-        if default:
-            other = result.get('default_constructor')
-            cells += [f"{other['ops']['total']:.0f}",
-                      str(other['param_groups'])] if other else ['-', '-']
-        lines.append('| ' + ' | '.join(cells) + ' |')
-    lines.append('')
-    for method in dict.fromkeys(missed):
-        if method in heads and method != 'stock':
-            lines.append(f'- {method}: {why(method, heads[method], stock)}.')
-    if missed:
-        lines.append('')
-    return '\n'.join(lines)
-
-
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--methods', nargs='+', default=list(
-        speed_gpu.METHODS), choices=list(speed_gpu.METHODS))
+        gpu_steps.METHODS), choices=list(gpu_steps.METHODS))
     parser.add_argument('--batch-size', type=int, default=32)
     parser.add_argument('--img-size', type=int, default=448)
     parser.add_argument('--iters', type=int, default=2,
@@ -236,16 +157,15 @@ def main(argv=None):
     record = dict(
         command=' '.join(['python -m tools.benchmark.head_profile',
                           *(sys.argv[1:] if argv is None else argv)]),
-        environment=speed_gpu.environment(args), commit=commit(),
+        environment=gpu_steps.environment(args), commit=commit(),
         device=args.device, tiny=args.tiny,
         settings={k: getattr(args, k)
                   for k in ('batch_size', 'img_size', 'iters')},
         heads={})
     profile_heads(args, record)
     os.makedirs(args.out, exist_ok=True)
-    with open(osp.join(args.out, 'head_profile.json'), 'w') as f:
-        json.dump(record, f, indent=1)
-    text = render(record, missed=args.methods, level=1)
+    write_json(osp.join(args.out, 'head_profile.json'), record)
+    text = page(record)
     with open(osp.join(args.out, 'head_profile.md'), 'w') as f:
         f.write(text)
     print(text)

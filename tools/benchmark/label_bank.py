@@ -38,9 +38,9 @@ from spml_mm.models import LabelBank, OPMLLabelBank
 from spml_mm.models.label_banks.batch import ScoredBatch
 from spml_mm.models.label_banks.updaters import (AsymmetricPseudoLabeling,
                                                  OPMLLabelUpdater)
+from tools.benchmark.spml_setups import SIZES
 from tools.common import REPO, command_line
 
-SIZES = {'NUS-WIDE': (150000, 81), 'COCO': (82081, 80)}
 MODELS_DEFAULT = ['configs/em_apl/em_apl_vgg11bn_demo.py',
                   'configs/em_apl/resnet50_coco.py']
 

@@ -30,6 +30,7 @@ from mmengine.hooks import Hook
 from mmengine.registry import HOOKS
 
 from spml_mm.utils import ConfigOptionsAction
+from tools.benchmark.pages.gpu_profile import render
 
 #: what :class:`IterationSplitHook` measured (the runner builds the hook
 #: from a config, which copies its arguments)
@@ -171,39 +172,6 @@ def main(argv=None):
     print(f'wrote {osp.join(args.out, "profile.md")} and profile.json '
           'beside it')
     return result
-
-
-def render(results) -> str:
-    """A page of one or several :func:`main` results."""
-    lines = [
-        '# Where the time of a training run goes', '',
-        'Each iteration split into the wait for its batch and the step as '
-        'the host sees it (without synchronisation), after the first '
-        'iterations; the whole run\'s seconds (building, a compiled run\'s '
-        'compilation, every iteration); then the operators of a profiled '
-        'window.', '',
-        '| run | device | batch | iterations | data wait median / mean (ms) '
-        '| step median / mean (ms) | iterations/s | share waiting for data '
-        '| whole run (s) |',
-        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |'
-    ]
-    for r in results:
-        lines.append(
-            f"| {r['label'] or '-'} | {r['device']} | {r['batch_size']} | "
-            f"{r['iterations']} | {r['data_s']['median'] * 1e3:.2f} / "
-            f"{r['data_s']['mean'] * 1e3:.2f} | "
-            f"{r['step_s']['median'] * 1e3:.2f} / "
-            f"{r['step_s']['mean'] * 1e3:.2f} | "
-            f"{r['iterations_per_s']:.1f} | {100 * r['data_share']:.0f}% | "
-            f"{r['wall_s']:.1f} |")
-    lines.append('')
-    for r in results:
-        lines += [f"Command: `{r['command']}` (torch {r['torch']}, CUDA "
-                  f"{r['cuda']})", '']
-        for key, table in r['operators'].items():
-            lines += [f"Operators of `{r['label'] or 'the run'}` by "
-                      f'`{key}`:', '', '```text', table.rstrip(), '```', '']
-    return '\n'.join(lines)
 
 
 if __name__ == '__main__':

@@ -4,7 +4,7 @@ Reads ``WORK_ROOT/<method>/seed<N>/test.log`` (the test mAP of the best
 checkpoint) and ``train_seconds`` of every run, and prints the table of
 ``tools/benchmark/accuracy.py`` (mean and spread over seeds, share of the
 AN-to-full-label gap closed, training time) with the papers' number beside
-each method (``REFERENCE`` of ``results_page.py``). With ``--layout``, reads
+each method (``REFERENCE`` of ``pages/results.py``). With ``--layout``, reads
 ``WORK_PARENT/<dataset>/...`` of every dataset and prints one table in the
 papers' layout: a row per method in the papers' order, a column per
 dataset, our mean test mAP with the paper's number in parentheses.
@@ -20,13 +20,13 @@ import os.path as osp
 import re
 from typing import Dict, List
 
-from tools.benchmark.accuracy import METHODS, summarize
-from tools.benchmark.results_page import REFERENCE
+from tools.benchmark.pages.accuracy import summarize
+from tools.benchmark.pages.results import PAPER_COLUMNS, paper_results
+from tools.benchmark.suites import METHODS
 
 #: config folder of reproduce.sh -> method key of accuracy.py (OPML's
 #: ResNet-50 configs are the full OPML-SP recipe)
 KEYS = {'grloss': 'gr', 'opml': 'opml_sp'}
-COLUMNS = {'voc': 'VOC', 'coco': 'COCO', 'nuswide': 'NUS', 'cub': 'CUB'}
 #: labels of the reproduce.sh methods that have no demo row in accuracy.py
 LABELS = {
     'an_ls': 'AN-LS',
@@ -44,13 +44,6 @@ def label_of(key: str) -> str:
     """The table label of a method key (reproduce.sh's or accuracy.py's)."""
     key = KEYS.get(key, key)
     return METHODS[key][0] if key in METHODS else LABELS.get(key, key)
-
-
-def paper_results(dataset: str) -> Dict[str, float]:
-    """The papers' test mAP per method label for a dataset."""
-    rows = [line.strip('| ').split(' | ') for line in REFERENCE.splitlines()]
-    column = rows[0].index(COLUMNS[dataset])
-    return {row[0]: float(row[column]) for row in rows[2:]}
 
 
 def read_runs(work_root: str, methods: List[str]) -> Dict[str, dict]:
@@ -100,11 +93,11 @@ def layout_table(work_parent: str, methods: List[str]) -> str:
     """Every dataset's runs in the papers' layout: ``ours (paper)`` cells,
     ``-`` where there is no run or no published number."""
     lines = [
-        '| method | ' + ' | '.join(COLUMNS.values()) + ' |',
-        '| --- |' + ' --- |' * len(COLUMNS)
+        '| method | ' + ' | '.join(PAPER_COLUMNS.values()) + ' |',
+        '| --- |' + ' --- |' * len(PAPER_COLUMNS)
     ]
     cells = {key: [] for key in methods}
-    for dataset in COLUMNS:
+    for dataset in PAPER_COLUMNS:
         paper = paper_results(dataset)
         rows = summarize(
             read_runs(osp.join(work_parent, dataset), methods),
@@ -125,7 +118,7 @@ def main():
     parser.add_argument('work_root',
                         help='a dataset\'s work root; with --layout, the '
                         'folder of the datasets\' work roots')
-    parser.add_argument('--dataset', choices=list(COLUMNS))
+    parser.add_argument('--dataset', choices=list(PAPER_COLUMNS))
     parser.add_argument('--methods', nargs='+',
                         help='config folders as reproduce.sh names them '
                         '(default with --layout: every row of the papers)')
@@ -142,7 +135,7 @@ def main():
     results = read_runs(args.work_root, args.methods)
     keys = [KEYS.get(m, m) for m in args.methods]
     rows = summarize(results, keys)
-    print(f'{COLUMNS[args.dataset]}, ResNet-50, test mAP of the best '
+    print(f'{PAPER_COLUMNS[args.dataset]}, ResNet-50, test mAP of the best '
           f'validation epoch ({args.work_root})\n')
     print(table(rows, args.dataset) if rows else 'No finished runs yet.')
 

@@ -14,7 +14,7 @@ JSON and the cost section:
 Each can run alone. Timing and profiling are ``measure.py``'s; the tables
 (with the targets: every loss within its ratio of ``LOSS_TARGETS``, the
 head's share of an iteration under 5%, and the earlier runs of
-``speed_history.json``) are rendered by ``results_page.py`` into
+``speed_history.json``) are rendered by ``pages/speed.py`` into
 ``speed.md`` in ``--out-dir`` (default ``work_dirs/results``; ``--out-dir
 docs/results`` updates the tracked page and re-renders ``docs/RESULTS.md``).
 
@@ -27,11 +27,12 @@ import sys
 
 from mmengine.utils import ProgressBar
 
-from tools.benchmark.results_page import (parse_speed_args, report_written,
-                                          write_speed_part)
-from tools.benchmark.speed_banks import SIZES, bank_configs, measure_banks
+from tools.benchmark.pages.results import report_written
+from tools.benchmark.pages.speed import parse_speed_args, write_speed_part
+from tools.benchmark.speed_banks import bank_configs, measure_banks
 from tools.benchmark.speed_iteration import measure_iteration
 from tools.benchmark.speed_losses import LOSS_SHAPES, measure_losses
+from tools.benchmark.spml_setups import SIZES
 
 
 def parse_args():

@@ -23,12 +23,11 @@ from mmpretrain.registry import MODELS
 
 from spml_mm.engine.label_bank_scoring import update_in_blocks
 from spml_mm.models.label_banks.batch import ScoredBatch
-from tools.benchmark.label_bank import SIZES
 from tools.benchmark.measure import clock, profile_call
-from tools.benchmark.results_page import (parse_speed_args, report_written,
-                                          write_speed_part)
-from tools.benchmark.spml_setups import (load, method_configs, one_positive,
-                                         pseudo_label_hook)
+from tools.benchmark.pages.results import report_written
+from tools.benchmark.pages.speed import parse_speed_args, write_speed_part
+from tools.benchmark.spml_setups import (SIZES, load, method_configs,
+                                         one_positive, pseudo_label_hook)
 
 
 def bank_configs() -> dict:

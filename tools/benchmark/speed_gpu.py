@@ -27,79 +27,32 @@ Example:
         --op-profile docs/results/head_profile.json --out docs/results
 """
 import argparse
-import copy
 import json
-import os
 import os.path as osp
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from typing import Callable, Dict, List, Optional
 
-import mmengine
-import mmpretrain
 import torch
 from mmengine.config import Config
-from mmengine.optim import build_optim_wrapper
-from mmengine.registry import init_default_scope
 from mmengine.runner import Runner
-from mmpretrain.registry import MODELS
-from mmpretrain.structures import DataSample
 
-import spml_mm
 from spml_mm.datasets import make_demo_dataset
 from spml_mm.engine import GPU_FAST_DEFAULTS, apply_gpu_fast
-from tools.benchmark import head_profile
-from tools.benchmark.spml_setups import start_schedules
-from tools.common import REPO, code_fingerprint, commit, write_json
+from tools.benchmark.gpu_steps import (METHODS, PRECISIONS, build,
+                                       environment, fresh, load, num_views,
+                                       synthetic_batch, with_precision)
+# the model tests of spml_mm import the tiny backbone from here
+from tools.benchmark.gpu_steps import TINY_BACKBONE  # noqa: F401
+from tools.benchmark.pages.gpu import render, write
+from tools.common import code_fingerprint, commit
 
-#: method -> the folder of its ResNet-50 configs
-METHODS = {
-    'AN': 'an', 'EM': 'em', 'EM + APL': 'em_apl', 'EPR': 'epr',
-    'GR': 'grloss', 'LL-Cp': 'll_cp', 'LL-Ct': 'll_ct', 'LL-R': 'll_r',
-    'OPML-SP': 'opml', 'ROLE': 'role', 'VLPL': 'vlpl', 'AEVLP': 'aevlp',
-    'LASD': 'lasd'
-}
-#: precision -> AMP dtype (None: fp32)
-PRECISIONS = {'fp32': None, 'fp16': 'float16', 'bf16': 'bfloat16'}
 #: the recipe's switches, measured alone (``loader``: workers and
 #: prefetching)
 SWITCHES = ('channels_last', 'cudnn_benchmark', 'batched_copy', 'loader',
             'compile')
-#: the targets: every head's images/s as a share of the stock head's; the
-#: fast recipe's speed-up with data loading
-HEAD_TARGET = 0.97
-RECIPE_TARGET = 2.
-STOCK_HEAD = dict(type='MultiLabelLinearClsHead',
-                  loss=dict(type='CrossEntropyLoss', use_sigmoid=True))
-TINY_BACKBONE = dict(type='ResNet', depth=18, stem_channels=8,
-                     base_channels=8, out_indices=(3, ))
-
-
-def load(method: str, dataset: str, args) -> Config:
-    cfg = Config.fromfile(
-        osp.join(REPO, 'configs', METHODS[method], f'resnet50_{dataset}.py'))
-    cfg.train_dataloader.batch_size = args.batch_size
-    for step in cfg.train_dataloader.dataset.pipeline:
-        if step['type'] in ('Resize', 'RandomResizedCrop'):
-            step['scale'] = args.img_size if step['type'] != 'Resize' \
-                else (args.img_size, args.img_size)
-    if args.tiny:
-        cfg.model.backbone = TINY_BACKBONE
-        cfg.model.head.in_channels = 64
-    return cfg
-
-
-def with_precision(cfg: Config, precision: str) -> Config:
-    """The config as ``tools/train.py --amp`` (and ``--cfg-options
-    optim_wrapper.dtype=bfloat16``) trains it."""
-    cfg = copy.deepcopy(cfg)
-    if PRECISIONS[precision]:
-        cfg.optim_wrapper.update(type='AmpOptimWrapper', loss_scale='dynamic',
-                                 dtype=PRECISIONS[precision])
-    return cfg
 
 
 def with_switches(cfg: Config, precision: str, switches: List[str],
@@ -119,53 +72,6 @@ def with_switches(cfg: Config, precision: str, switches: List[str],
     else:
         cfg = with_precision(cfg, precision)
     return apply_gpu_fast(Config(dict(cfg.to_dict(), gpu_fast=on)))
-
-
-def build(cfg: Config, device: str, num_samples: int):
-    """Model, optimizer wrapper and the train step (compiled as MMEngine
-    compiles it) of a config, on ``device``."""
-    init_default_scope('mmpretrain')
-    model_cfg = copy.deepcopy(cfg.model)
-    model_cfg.setdefault('data_preprocessor', cfg.get('data_preprocessor'))
-    model = MODELS.build(model_cfg)
-    bank = getattr(model.head, 'label_bank', None)
-    if bank is not None:
-        bank.allocate(num_samples)
-    start_schedules(model, cfg, epoch=2)
-    model = model.to(device).train()
-    if cfg.get('gpu_fast', {}).get('channels_last'):
-        model = model.to(memory_format=torch.channels_last)
-    wrapper = build_optim_wrapper(model, copy.deepcopy(cfg.optim_wrapper))
-    step = model.train_step
-    if cfg.get('compile'):
-        step = torch.compile(step, **({} if cfg.compile is True else
-                                      cfg.compile))
-    return model, wrapper, step
-
-
-def synthetic_batch(batch: int, size: int, num_classes: int,
-                    num_views: int) -> dict:
-    """A pseudo-collated batch of uint8 images with one positive each."""
-    g = torch.Generator().manual_seed(0)
-
-    def images():
-        return [torch.randint(0, 256, (3, size, size), dtype=torch.uint8,
-                              generator=g) for _ in range(batch)]
-
-    samples = [
-        DataSample(metainfo=dict(sample_idx=i)).set_gt_label(
-            [int(torch.randint(num_classes, (), generator=g))])
-        for i in range(batch)
-    ]
-    inputs = images() if num_views == 1 else [images()
-                                             for _ in range(num_views)]
-    return dict(inputs=inputs, data_samples=samples)
-
-
-def fresh(data: dict) -> dict:
-    """The batch with new data samples (the preprocessor writes labels into
-    them), sharing the host images."""
-    return dict(data, data_samples=[s.new() for s in data['data_samples']])
 
 
 def timed(step: Callable[[dict], None], batches: Callable[[], dict],
@@ -213,14 +119,8 @@ def measure_heads(args, results: dict, save: Callable[[], None]) -> None:
         for method in ['stock'] + args.methods:
             if method in row:  # measured by the run --resume continues
                 continue
-            cfg = with_precision(
-                load('AN' if method == 'stock' else method, 'coco', args),
-                precision)
-            views = 3 if cfg.data_preprocessor.get('type') == \
-                'MultiViewDataPreprocessor' else 1
-            if method == 'stock':
-                cfg.model.head = dict(STOCK_HEAD, num_classes=80,
-                                      in_channels=cfg.model.head.in_channels)
+            cfg = with_precision(load(method, 'coco', args), precision)
+            views = num_views(cfg)
             torch.backends.cudnn.benchmark = False
             model, wrapper, step = build(cfg, args.device, args.batch_size)
             data = synthetic_batch(args.batch_size, args.img_size, 80, views)
@@ -261,12 +161,7 @@ def measure_recipe(args, results: dict, save: Callable[[], None]) -> None:
             for name, switches in variants.items():
                 if name in row:  # measured by the run --resume continues
                     continue
-                cfg = load('AN' if method == 'stock' else method, 'voc',
-                           args)
-                if method == 'stock':
-                    cfg.model.head = dict(
-                        STOCK_HEAD, num_classes=20,
-                        in_channels=cfg.model.head.in_channels)
+                cfg = load(method, 'voc', args)
                 dataset = cfg.train_dataloader.dataset
                 dataset.data_root = args.data_root
                 if args.tiny:  # the demo dataset's layout
@@ -301,142 +196,6 @@ def measure_recipe(args, results: dict, save: Callable[[], None]) -> None:
                 save()
                 check_budget(args)
                 del model, wrapper, step, loader, batches
-
-
-def environment(args) -> str:
-    if args.device.startswith('cuda'):
-        device = (f'{torch.cuda.get_device_name()}, CUDA '
-                  f'{torch.version.cuda}, cuDNN '
-                  f'{torch.backends.cudnn.version()}')
-    else:
-        device = f'CPU ({platform.processor() or platform.machine()}, ' \
-            f'{torch.get_num_threads()} threads)'
-    return (f'{device}; torch {torch.__version__}, mmengine '
-            f'{mmengine.__version__}, mmpretrain {mmpretrain.__version__}, '
-            f'spml-mm {spml_mm.__version__}')
-
-
-def fmt_memory(result: dict) -> str:
-    return '-' if result['peak_mib'] is None else \
-        f"{result['peak_mib']:,.0f}"
-
-
-def render(record: dict, op_profile: Optional[dict] = None) -> str:
-    """The page of a results record (:func:`main`'s json), with the section
-    of ``op_profile`` (a ``head_profile.py`` json, kept in its own file and
-    labelled with its own machine and commit) under the heads table."""
-    heads, recipe, settings = (record['heads'], record['recipe'],
-                               record['settings'])
-    lines = [
-        '# Training speed on a GPU', '',
-        f"Measured with `{record['command']}` on {record['environment']}. "
-        f"Batch {settings['batch_size']}, {settings['img_size']} px, median "
-        f"of {settings['rounds']} rounds of {settings['iters']} iterations "
-        f"after {settings['warmup']} of warm-up.", ''
-    ]
-    if not record['complete']:
-        lines += ['**Incomplete**: the run ended (its `--budget` spent) '
-                  'before the rows below were all measured.', '']
-    heads = {p: row for p, row in heads.items() if 'stock' in row}
-    if heads:
-        methods = list(dict.fromkeys(
-            m for row in heads.values() for m in row if m != 'stock'))
-        lines += [
-            '## Every head against MMPretrain\'s', '',
-            'A whole `train_step` without data loading: images/s of the '
-            'step with each method\'s head as a share of the step with '
-            "MMPretrain's `MultiLabelLinearClsHead` and sigmoid BCE on the "
-            'same ResNet-50; peak memory in MiB (LASD: three views of each '
-            f'image; images/s counts samples). Target: {HEAD_TARGET} or '
-            'more.', '',
-            '| precision | stock img/s | ' + ' | '.join(methods) +
-            ' | stock MiB | peak MiB (max over heads) |',
-            '| --- ' * (len(methods) + 4) + '|'
-        ]
-        missed, below = [], []
-        for precision, row in heads.items():
-            stock = row['stock']['images_per_s']
-            shares = {m: row[m]['images_per_s'] / stock for m in methods
-                      if m in row}
-            missed += [f'{m} {precision} {share:.3f} '
-                       f'({HEAD_TARGET - share:.3f} short)'
-                       for m, share in shares.items() if share < HEAD_TARGET]
-            below += [m for m, share in shares.items() if share < HEAD_TARGET]
-            cells = ' | '.join(f'{shares[m]:.3f}' if m in shares else '-'
-                               for m in methods)
-            peak = [row[m]['peak_mib'] for m in shares
-                    if row[m]['peak_mib'] is not None]
-            lines.append(
-                f'| {precision} | {stock:.1f} | {cells} | '
-                f"{fmt_memory(row['stock'])} | "
-                f"{f'{max(peak):,.0f}' if peak else '-'} |")
-        lines += ['', 'Below the target: ' + ('; '.join(missed) or 'none')
-                  + '.', '']
-        spread = {p: max(max(r['rounds']) / min(r['rounds']) - 1
-                         for r in row.values() if r.get('rounds'))
-                  for p, row in heads.items()
-                  if any(r.get('rounds') for r in row.values())}
-        if spread:
-            lines += ["The rounds' spread (a row's fastest round against "
-                      'its slowest, the most in each precision): ' +
-                      '; '.join(f'{p} {v:.1%}' for p, v in spread.items())
-                      + '; a share nearer 1 than that is within the '
-                      "measurement's noise.", '']
-        if op_profile:
-            timed_at = record.get('commit') or 'not recorded'
-            if timed_at != op_profile.get('commit'):
-                lines += [
-                    'The timings above and the operators below are of '
-                    f'different code: the timings of spml-mm commit '
-                    f"{timed_at}, the operators of commit "
-                    f"{op_profile.get('commit') or 'unknown'}.", ''
-                ]
-            lines.append(head_profile.render(op_profile, below))
-    recipe = {k: row for k, row in recipe.items() if 'stock' in row}
-    if recipe:
-        lines += [
-            '## The fast recipe and each of its switches', '',
-            'Images/s of a whole training iteration with data loading '
-            '(the config\'s loader) and without it (one loaded batch '
-            'replayed), MMPretrain\'s recipe as the configs inherit it '
-            '(`stock`), each switch of `configs/_base_/runtime_gpu_fast.py` '
-            'alone, and all of them (`gpu_fast`); speed-up against stock '
-            f'with data loading. Target: `gpu_fast` {RECIPE_TARGET:g}x or '
-            'more.', '',
-            '| config and precision | variant | img/s with data | '
-            'img/s without | speed-up | peak MiB |',
-            '| --- | --- | --- | --- | --- | --- |'
-        ]
-        missed = []
-        for key, row in recipe.items():
-            stock = row['stock']['loaded']['images_per_s']
-            for name, result in row.items():
-                loaded = result['loaded']['images_per_s']
-                if name == 'gpu_fast' and loaded / stock < RECIPE_TARGET:
-                    missed.append(f'{key} {loaded / stock:.2f}x '
-                                  f'({RECIPE_TARGET - loaded / stock:.2f} '
-                                  'short; ' + why(result, stock) + ')')
-                lines.append(
-                    f'| {key} | {name} | {loaded:.1f} | '
-                    f"{result['replayed']['images_per_s']:.1f} | "
-                    f'{loaded / stock:.2f} | '
-                    f"{fmt_memory(result['replayed'])} |")
-        measured = any('gpu_fast' in row for row in recipe.values())
-        lines += ['', '`gpu_fast` below the target: ' +
-                  ('; '.join(missed) or 'none') + '.' if measured else
-                  '`gpu_fast` is not measured yet.', '']
-    return '\n'.join(lines)
-
-def why(result: dict, stock: float) -> str:
-    """What bounds a recipe row: the loader where it gives much less than
-    the step alone takes, else the step."""
-    loaded = result['loaded']['images_per_s']
-    replayed = result['replayed']['images_per_s']
-    if loaded < 0.8 * replayed:
-        return (f'the loader: the step alone runs at {replayed / stock:.2f}x'
-                f', the loader feeds {loaded / replayed:.0%} of it')
-    return (f'the step: without data loading {replayed / stock:.2f}x, the '
-            f'loader feeds {loaded / replayed:.0%} of it')
 
 
 def parse_args(argv=None):
@@ -505,16 +264,6 @@ def parse_args(argv=None):
                      'finds no CUDA GPU here; measure on a GPU machine, or '
                      'give --device cpu --tiny for a smoke test')
     return args
-
-
-def write(record: dict, out: str, op_profile: Optional[dict] = None) -> None:
-    """``gpu.json`` (written to a temporary file and renamed) and
-    ``gpu.md`` (with ``op_profile``'s section, :func:`render`) under
-    ``out``."""
-    os.makedirs(out, exist_ok=True)
-    write_json(osp.join(out, 'gpu.json'), record)
-    with open(osp.join(out, 'gpu.md'), 'w') as f:
-        f.write(render(record, op_profile))
 
 
 def main(argv=None):

@@ -26,8 +26,8 @@ from mmpretrain.registry import MODELS
 
 from tools.analysis.loading import build_model
 from tools.benchmark.measure import interleaved, profile_call
-from tools.benchmark.results_page import (parse_speed_args, report_written,
-                                          write_speed_part)
+from tools.benchmark.pages.results import report_written
+from tools.benchmark.pages.speed import parse_speed_args, write_speed_part
 from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
                                          num_views, one_positive, samples_of,
                                          start_schedules, trained_bank)

@@ -30,8 +30,9 @@ from mmpretrain.registry import MODELS
 from spml_mm.models.data_preprocessors import split_views
 from tools.benchmark.measure import (clock, costliest_operator, interleaved,
                                      profile_call)
-from tools.benchmark.results_page import (REFERENCE_NAME, parse_speed_args,
-                                          report_written, write_speed_part)
+from tools.benchmark.pages.results import report_written
+from tools.benchmark.pages.speed import (REFERENCE_NAME, parse_speed_args,
+                                         write_speed_part)
 from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
                                          num_views, one_positive,
                                          start_schedules, trained_bank)

@@ -30,6 +30,8 @@ LABELS = {
     'aevlp': 'AEVLP',
 }
 REFERENCE = dict(type='CrossEntropyLoss', use_sigmoid=True)
+#: the label banks the bank timings update: dataset -> (samples, classes)
+SIZES = {'NUS-WIDE': (150000, 81), 'COCO': (82081, 80)}
 
 
 def method_configs(dataset: str) -> Dict[str, str]:

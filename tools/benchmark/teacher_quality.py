@@ -54,26 +54,19 @@ import os
 import os.path as osp
 import sys
 
-import numpy as np
 from mmengine.utils import ProgressBar
 
-from tools.benchmark.accuracy import (LOADERS, cache_file_options,
-                                      feature_cache, prepare_suite,
-                                      proxy_options, proxy_root, run,
-                                      select_options, suite_config,
+from tools.benchmark.pages.teacher_quality import write_outputs
+from tools.benchmark.suites import (LOADERS, TEACHER_BASELINES,
+                                    TEACHER_METHODS, cache_file_options,
+                                    feature_cache, label_of, proxy_options,
+                                    proxy_root, suite_config)
+from tools.benchmark.training import (prepare_suite, run, select_options,
                                       train_and_test)
-from tools.common import REPO, command_line, machine_summary, write_json
+from tools.common import REPO, command_line, write_json
 
 #: noise levels of the synthetic teacher, from useless to perfect
 LEVELS = (1.0, 0.45, 0.35, 0.28, 0.2, 0.0)
-#: methods that read the teacher, with their config and score-file kind
-TEACHER_METHODS = {
-    'vlpl': ('configs/vlpl/efficientnet-lite0-linear_proxy-voc.py', 0),
-    'aevlp': ('configs/aevlp/efficientnet-lite0-linear_proxy-voc.py', 4),
-}
-#: methods without a teacher
-BASELINES = ('an', 'gr', 'em_apl')
-NAMES = dict(an='AN', gr='GR', em_apl='EM + APL', vlpl='VLPL', aevlp='AEVLP')
 SUITE = 'proxy-voc'
 #: generator seed of the proxy instance the real teacher trains on
 TEACHER_DATA_SEED = 1
@@ -225,7 +218,7 @@ def real_teacher(json_path, work_root, fraction, seeds, command):
             entry.setdefault(method, {})[str(seed)] = dict(mAP=mAP,
                                                            seconds=seconds)
             write_json(json_path, results)
-            print(f'real teacher, {NAMES[method]} seed {seed}: {mAP:.2f}')
+            print(f'real teacher, {label_of(method)} seed {seed}: {mAP:.2f}')
     return results
 
 
@@ -267,198 +260,14 @@ def model_teacher(record, fraction, work_root, score_file, options,
     return entry
 
 
-def summarize_runs(runs):
-    """Mean, std and number of the test mAPs of runs keyed by seed."""
-    values = [r['mAP'] for r in runs.values()]
-    return dict(mean=float(np.mean(values)), std=float(np.std(values)),
-                n=len(values))
-
-
-def summarize(results):
-    """Mean and std of the test mAP per method and level."""
-    stats = summarize_runs
-    rows = dict(baselines={
-        m: stats(results[m]) for m in BASELINES if results.get(m)
-    })
-    rows['teachers'] = {}
-    for method in TEACHER_METHODS:
-        for level, runs in sorted(results.get(method, {}).items(),
-                                  key=lambda kv: -float(kv[0])):
-            rows['teachers'].setdefault(method, {})[level] = dict(
-                stats(runs), teacher_mAP=results['teachers'][level])
-    return rows
-
-
-def on_curve(levels, teacher_map):
-    """A method's mean test mAP with a synthetic teacher of mAP
-    ``teacher_map``, linear between the measured levels."""
-    points = sorted((v['teacher_mAP'], v['mean']) for v in levels.values())
-    return float(np.interp(teacher_map, *zip(*points)))
-
-
-def real_teacher_lines(real, real_rows, synthetic, teacher_maps, best_name,
-                       best):
-    """The page's section on the real teacher."""
-    below = [lv for lv, t in teacher_maps.items() if t <= real['mAP']]
-    above = [lv for lv, t in teacher_maps.items() if t > real['mAP']]
-    between = ' and '.join(
-        f'noise {lv} (teacher mAP {teacher_maps[lv]:.2f})' for lv in (
-            [max(below, key=teacher_maps.get)] if below else []) + (
-            [min(above, key=teacher_maps.get)] if above else []))
-    lines = [
-        '', '## A real teacher', '',
-        f'Written by `{real["command"]}`.', '',
-        'The teacher is a model trained here: the full-label linear model '
-        f'(`{real["config"]}`, every true label) trained on a second '
-        f'instance of the proxy, made with generator seed '
-        f'{real["data_seed"]} at the same fraction (the same classes; other '
-        'images and scenes; the seed also deals the class frequencies '
-        "anew), then scoring this proxy's training images with its sigmoid "
-        '(`tools/score_teacher.py --source model`). Its mAP on those images '
-        f"is {real['mAP']:.2f} (on its own instance's test split "
-        f"{real['own_test_mAP']:.2f}), between the synthetic teachers of "
-        f'{between}. On cached features no crops can be scored: AEVLP\'s '
-        "DAMP reads each image's whole-image scores as its one crop, so its "
-        'pseudo-labels are those of the whole image. The scores are '
-        "sigmoids, not a softmax over classes like CLIP's and the synthetic "
-        "teachers', and the configs' thresholds (set for a softmax) cut "
-        'them unchanged.', '',
-        '| method | test mAP | seeds | a synthetic teacher of that mAP |',
-        '| --- | --- | --- | --- |'
-    ]
-    for m, v in real_rows.items():
-        lines.append(
-            f'| {NAMES[m]} | {v["mean"]:.2f} +- {v["std"]:.2f} | {v["n"]} | '
-            f'{on_curve(synthetic[m], real["mAP"]):.2f} |')
-    lines += ['', 'The last column is the synthetic curve at the real '
-              "teacher's mAP (linear between the measured levels). The best "
-              f'method without a teacher, {NAMES[best_name]}, has '
-              f'{best:.2f}: ' + '; '.join(
-                  f'{NAMES[m]} with the real teacher is '
-                  f'{v["mean"] - best:+.2f} from it'
-                  for m, v in real_rows.items()) + '.']
-    gains = {m: v['mean'] - on_curve(synthetic[m], real['mAP'])
-             for m, v in real_rows.items()}
-    if all(g > 0 for g in gains.values()):
-        lines += ['', 'Every method gains more from the real teacher than '
-                  'from a synthetic teacher of the same mAP: its mAP alone '
-                  'does not place a teacher on the curve. Its errors are '
-                  "a model's, not uniform noise, its scores are another "
-                  "form, and it brings what it learned from the other "
-                  "instance's labelled images."]
-    return lines
-
-
-def crossing(levels, best):
-    """Teacher mAP where a method's mean test mAP first reaches ``best``,
-    linear between levels sorted by teacher mAP; None if it never does."""
-    points = sorted((v['teacher_mAP'], v['mean']) for v in levels.values())
-    for (t0, m0), (t1, m1) in zip(points, points[1:]):
-        if m0 >= best:
-            return t0
-        if m1 >= best:
-            return t0 + (best - m0) * (t1 - t0) / (m1 - m0)
-    return points[0][0] if points and points[0][1] >= best else None
-
-
-def write_outputs(results, out_dir, command, fraction):
-    rows = summarize(results)
-    baselines = rows['baselines']
-    best_name = max(baselines, key=lambda m: baselines[m]['mean'])
-    best = baselines[best_name]['mean']
-    ceiling = 'accuracy_proxy-voc_linear{}.md'.format(
-        '' if fraction == 1 else f'-f{fraction:g}')
-    lines = [
-        '# How good must a teacher be?', '',
-        f'Written by `{command}`; {machine_summary()}', '',
-        f'VOC-like proxy at {fraction:g} of its size, linear regime (frozen '
-        'EfficientNet-Lite0 features, the configs '
-        '`configs/*/efficientnet-lite0-linear_proxy-voc.py`), '
-        'test mAP (%) of the best validation epoch, mean +- std over seeds. '
-        'The teachers are synthetic (spml_mm/benchmarks/synthetic_teacher.py'
-        '): scores from the true labels with noise of a chosen level, as a '
-        "softmax over classes like CLIP's, so the releases' thresholds "
-        "apply; a teacher's quality is its own mAP on the training images. "
-        'Methods: [docs/methods/teacher_pseudo_labels.md]'
-        '(../methods/teacher_pseudo_labels.md). Training on every '
-        'true label (the ceiling) on the same proxy: `full` in '
-        f'[{ceiling}]({ceiling}).', '',
-        '## Without a teacher', '', '| method | test mAP | seeds |',
-        '| --- | --- | --- |'
-    ]
-    for m, v in baselines.items():
-        lines.append(f'| {NAMES[m]} | {v["mean"]:.2f} +- {v["std"]:.2f} | '
-                     f'{v["n"]} |')
-    lines += ['', '## With a teacher', '',
-              '| noise | teacher mAP | ' + ' | '.join(
-                  NAMES[m] for m in rows['teachers']) + ' |',
-              '| --- | --- |' + ' --- |' * len(rows['teachers'])]
-    levels = sorted({lv for t in rows['teachers'].values() for lv in t},
-                    key=lambda lv: -float(lv))
-    for level in levels:
-        cells = []
-        for m, by_level in rows['teachers'].items():
-            v = by_level.get(level)
-            cells.append('' if v is None else
-                         f'{v["mean"]:.2f} +- {v["std"]:.2f} ({v["n"]})')
-        lines.append(f'| {float(level):g} | '
-                     f'{results["teachers"][level]:.2f} | ' +
-                     ' | '.join(cells) + ' |')
-    lines += ['', '## Where a teacher starts to pay', '',
-              f'The best method without a teacher is {NAMES[best_name]} '
-              f'({best:.2f}). A teacher method reaches it from the teacher '
-              'mAP below (linear between the measured levels):', '']
-    for m, by_level in rows['teachers'].items():
-        point = crossing(by_level, best)
-        lines.append(f'- {NAMES[m]}: ' + (
-            'not reached at any measured level' if point is None else
-            f'teacher mAP {point:.1f}'))
-    real = results.get('real_teacher', {})
-    real_rows = {m: summarize_runs(real[m]) for m in TEACHER_METHODS
-                 if real.get(m)}
-    if 'mAP' in real:
-        lines += real_teacher_lines(real, real_rows, rows['teachers'],
-                                    results['teachers'], best_name, best)
-    lines += ['', "![Test mAP against the teacher's mAP](teacher_quality.png)",
-              '']
-    with open(osp.join(out_dir, 'teacher_quality.md'), 'w') as f:
-        f.write('\n'.join(lines))
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 4))
-    # teachers C0, C1; the methods without a teacher dashed, C2 onwards
-    for i, (m, v) in enumerate(baselines.items()):
-        ax.axhline(v['mean'], ls='--', lw=1, color=f'C{i + 2}',
-                   label=f'{NAMES[m]} (no teacher)')
-    for i, (m, by_level) in enumerate(rows['teachers'].items()):
-        pts = sorted((v['teacher_mAP'], v['mean'], v['std'])
-                     for v in by_level.values())
-        x, y, e = map(np.array, zip(*pts))
-        ax.errorbar(x, y, yerr=e, marker='o', capsize=3, color=f'C{i}',
-                    label=NAMES[m])
-        if m in real_rows:
-            ax.errorbar(real['mAP'], real_rows[m]['mean'],
-                        yerr=real_rows[m]['std'], marker='*', ms=12,
-                        capsize=3, color=f'C{i}', ls='none',
-                        label=f'{NAMES[m]}, real teacher')
-    ax.set_xlabel("teacher's mAP on the training images (%)")
-    ax.set_ylabel('test mAP (%)')
-    ax.set_title('VOC-like proxy, linear regime')
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(osp.join(out_dir, 'teacher_quality.png'), dpi=120)
-    plt.close(fig)
-
-
-def main():
+def make_parser():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--levels', nargs='+', type=float,
                         default=list(LEVELS), help='teacher noise levels')
     parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2])
     parser.add_argument('--methods', nargs='+',
-                        choices=[*BASELINES, *TEACHER_METHODS],
-                        default=[*BASELINES, *TEACHER_METHODS])
+                        choices=[*TEACHER_BASELINES, *TEACHER_METHODS],
+                        default=[*TEACHER_BASELINES, *TEACHER_METHODS])
     parser.add_argument('--fraction', type=float, default=0.2,
                         help="the proxy's size, a share of the suite's")
     parser.add_argument('--out', default='work_dirs/teacher_quality',
@@ -484,6 +293,117 @@ def main():
     parser.add_argument('--report-only', action='store_true',
                         help='write the md and png from the json (e.g. while '
                         'a sweep runs) and train nothing')
+    return parser
+
+
+def synthetic_teachers(args, results):
+    """The synthetic teacher of every level of ``--levels``, written where
+    its files are missing: level -> its mAP on the training images."""
+    data = {c: proxy_options(SUITE, args.fraction, c)
+            for c, _ in TEACHER_METHODS.values()}
+    teachers = dict(results.get('teachers', {}))
+    for level in args.levels:
+        files = teacher_files(args.work_root, level)
+        if not all(osp.isfile(p) for p in files.values()):
+            for crops, path in files.items():
+                config = TEACHER_METHODS['aevlp' if crops else 'vlpl'][0]
+                teachers[f'{level:g}'] = write_teacher(
+                    config, level, path, crops, options=data[config])
+        elif f'{level:g}' not in teachers:
+            config = TEACHER_METHODS['vlpl'][0]
+            teachers[f'{level:g}'] = write_teacher(config, level, files[0], 0,
+                                                   options=data[config])
+    return teachers
+
+
+def sweep_runs(args, results):
+    """The sweep's (method, level, seed) runs not yet in ``results``,
+    seed-major (partial results cover every method); level None for a
+    method without a teacher."""
+    todo = []
+    for seed in args.seeds:
+        for method in args.methods:
+            if method in TEACHER_BASELINES:
+                if str(seed) not in results.get(method, {}):
+                    todo.append((method, None, seed))
+                continue
+            for level in args.levels:
+                key = f'{level:g}'
+                if str(seed) not in results.get(method, {}).get(key, {}):
+                    todo.append((method, level, seed))
+    return todo
+
+
+def sweep_run(args, method, level, seed):
+    """Train and test one run of the sweep: its test mAP and seconds."""
+    if method in TEACHER_BASELINES:
+        config = suite_config(SUITE, method, 'linear')
+        work_dir = osp.join(args.work_root, method, f'seed{seed}')
+        options = []
+    else:
+        config, crops = TEACHER_METHODS[method]
+        work_dir = osp.join(args.work_root, method, f'noise{level:g}',
+                            f'seed{seed}')
+        options = [f'model.head.label_bank.score_file='
+                   f'{teacher_files(args.work_root, level)[crops]}']
+    options += proxy_options(SUITE, args.fraction, config)
+    options += select_options(config, 'spml/mAP')
+    return train_and_test(config, work_dir, seed, options)
+
+
+def sweep(parser, args, json_path):
+    """The synthetic teachers' sweep, resumed from ``json_path``; the page
+    once both kinds of method have runs."""
+    prepare_suite(SUITE, 'linear', args.fraction)
+    results = dict(fraction=args.fraction)
+    if osp.isfile(json_path):
+        with open(json_path) as f:
+            results = json.load(f)
+    if results.get('fraction') != args.fraction:
+        parser.error(f'{json_path} holds runs at --fraction '
+                     f'{results.get("fraction")}; give another --out')
+    args.work_root = osp.join(args.work_root, f'f{args.fraction:g}')
+    results['teachers'] = synthetic_teachers(args, results)
+    with open(json_path, 'w') as f:
+        json.dump(results, f, indent=1)
+    todo = sweep_runs(args, results)
+    progress = ProgressBar(len(todo))
+    for method, level, seed in todo:
+        mAP, seconds = sweep_run(args, method, level, seed)
+        with open(json_path) as f:
+            results = json.load(f)
+        entry = results.setdefault(method, {})
+        if level is not None:
+            entry = entry.setdefault(f'{level:g}', {})
+        entry[str(seed)] = dict(mAP=mAP, seconds=seconds)
+        write_json(json_path, results)
+        progress.update()
+    print()
+    if any(results.get(m) for m in TEACHER_BASELINES) and any(
+            results.get(m) for m in TEACHER_METHODS):
+        write_outputs(results, args.out, command_line(sys.argv),
+                      args.fraction)
+
+
+def real_teacher_only(parser, args, json_path):
+    """``--real-teacher``: its runs join the sweep's json and page."""
+    if not osp.isfile(json_path):
+        write_json(json_path, dict(fraction=args.fraction))
+    with open(json_path) as f:
+        if json.load(f).get('fraction') != args.fraction:
+            parser.error(f'{json_path} holds runs at another --fraction; '
+                         'give another --out')
+    prepare_suite(SUITE, 'linear', args.fraction)
+    results = real_teacher(
+        json_path, osp.join(args.work_root, f'f{args.fraction:g}'),
+        args.fraction, args.seeds, command_line(sys.argv))
+    if any(results.get(m) for m in TEACHER_BASELINES):
+        write_outputs(results, args.out, command_line(
+            [a for a in sys.argv if a != '--real-teacher']), args.fraction)
+
+
+def main():
+    parser = make_parser()
     args = parser.parse_args()
     if args.write_teacher:
         if not args.teacher_out:
@@ -505,94 +425,16 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     json_path = osp.join(args.out, 'teacher_quality.json')
     if args.real_teacher:
-        if not osp.isfile(json_path):
-            write_json(json_path, dict(fraction=args.fraction))
-        with open(json_path) as f:
-            if json.load(f).get('fraction') != args.fraction:
-                parser.error(f'{json_path} holds runs at another --fraction; '
-                             'give another --out')
-        prepare_suite(SUITE, 'linear', args.fraction)
-        results = real_teacher(
-            json_path, osp.join(args.work_root, f'f{args.fraction:g}'),
-            args.fraction, args.seeds, command_line(sys.argv))
-        if any(results.get(m) for m in BASELINES):
-            write_outputs(results, args.out, command_line(
-                [a for a in sys.argv if a != '--real-teacher']),
-                          args.fraction)
-        return
-    if args.report_only:
+        real_teacher_only(parser, args, json_path)
+    elif args.report_only:
         with open(json_path) as f:
             results = json.load(f)
         # the command of the sweep that writes the json
         write_outputs(results, args.out, command_line(
             [a for a in sys.argv if a != '--report-only']),
                       results['fraction'])
-        return
-    prepare_suite(SUITE, 'linear', args.fraction)
-    data = {c: proxy_options(SUITE, args.fraction, c)
-            for c, _ in TEACHER_METHODS.values()}
-    results = dict(fraction=args.fraction)
-    if osp.isfile(json_path):
-        with open(json_path) as f:
-            results = json.load(f)
-    if results.get('fraction') != args.fraction:
-        parser.error(f'{json_path} holds runs at --fraction '
-                     f'{results.get("fraction")}; give another --out')
-    args.work_root = osp.join(args.work_root, f'f{args.fraction:g}')
-    teachers = dict(results.get('teachers', {}))
-    for level in args.levels:
-        files = teacher_files(args.work_root, level)
-        if not all(osp.isfile(p) for p in files.values()):
-            for crops, path in files.items():
-                config = TEACHER_METHODS['aevlp' if crops else 'vlpl'][0]
-                teachers[f'{level:g}'] = write_teacher(
-                    config, level, path, crops, options=data[config])
-        elif f'{level:g}' not in teachers:
-            config = TEACHER_METHODS['vlpl'][0]
-            teachers[f'{level:g}'] = write_teacher(config, level, files[0], 0,
-                                                   options=data[config])
-    results['teachers'] = teachers
-    with open(json_path, 'w') as f:
-        json.dump(results, f, indent=1)
-    todo = []
-    for seed in args.seeds:  # seed-major: partial results cover every method
-        for method in args.methods:
-            if method in BASELINES:
-                if str(seed) not in results.get(method, {}):
-                    todo.append((method, None, seed))
-                continue
-            for level in args.levels:
-                key = f'{level:g}'
-                if str(seed) not in results.get(method, {}).get(key, {}):
-                    todo.append((method, level, seed))
-    progress = ProgressBar(len(todo))
-    for method, level, seed in todo:
-        if method in BASELINES:
-            config = suite_config(SUITE, method, 'linear')
-            work_dir = osp.join(args.work_root, method, f'seed{seed}')
-            options = []
-        else:
-            config, crops = TEACHER_METHODS[method]
-            work_dir = osp.join(args.work_root, method, f'noise{level:g}',
-                                f'seed{seed}')
-            options = [f'model.head.label_bank.score_file='
-                       f'{teacher_files(args.work_root, level)[crops]}']
-        options += proxy_options(SUITE, args.fraction, config)
-        options += select_options(config, 'spml/mAP')
-        mAP, seconds = train_and_test(config, work_dir, seed, options)
-        with open(json_path) as f:
-            results = json.load(f)
-        entry = results.setdefault(method, {})
-        if level is not None:
-            entry = entry.setdefault(f'{level:g}', {})
-        entry[str(seed)] = dict(mAP=mAP, seconds=seconds)
-        write_json(json_path, results)
-        progress.update()
-    print()
-    if any(results.get(m) for m in BASELINES) and any(
-            results.get(m) for m in TEACHER_METHODS):
-        write_outputs(results, args.out, command_line(sys.argv),
-                      args.fraction)
+    else:
+        sweep(parser, args, json_path)
 
 
 if __name__ == '__main__':
