@@ -20,4 +20,10 @@ gpu_fast = dict(
     num_workers=8,  # training loader's workers (persistent)
     prefetch_factor=4,  # batches each worker prepares ahead
     compile=False,  # MMEngine's compile of the train step
+    # the loaders read decoded uint8 images from this cache, written once by
+    # tools/cache_images.py CONFIG (the same batches, no decoding)
+    image_cache=None,
+    # the training pipeline's RandomFlip done on the GPU by
+    # SPMLDataPreprocessor (the same distribution, the GPU's random numbers)
+    device_flip=False,
 )

@@ -85,6 +85,25 @@ def cache_options(cache_file: str) -> List[str]:
                                ('cache_file', cache_file))]
 
 
+def with_image_cache(cfg, cache_file: str) -> None:
+    """Make every loader of ``cfg`` (a ``Config``, changed in place) read
+    ``cache_file``: the leading steps the cache holds
+    (:func:`cached_steps`) replaced by ``LoadCachedImage``, which refuses
+    a cache of other steps when the first image loads."""
+    for loader in LOADERS:
+        if not cfg.get(loader):
+            continue
+        dataset = cfg[loader]['dataset']
+        if 'pipeline' not in dataset:
+            raise ValueError(f'an image cache replaces the first steps of '
+                             f'{loader}.dataset.pipeline; {loader}.dataset '
+                             f'({dataset.get("type")}) has no pipeline')
+        steps = cached_steps(dataset['pipeline'])
+        dataset['pipeline'] = [
+            dict(type='LoadCachedImage', cache_file=cache_file, steps=steps)
+        ] + list(dataset['pipeline'][len(steps):])
+
+
 def file_stamp(path: str) -> List[int]:
     stat = os.stat(path)
     return [stat.st_size, stat.st_mtime_ns]

@@ -167,3 +167,100 @@ def test_machine_is_checked_before_the_pretrained_weights(tmp_path):
     assert proc.returncode != 0
     assert "runner_type='SPMLGPUFastRunner' is the GPU fast recipe" in out
     assert 'missing.pth' not in out
+
+
+def test_image_cache_and_device_flip_switches(tmp_path):
+    """image_cache: every loader reads the cache in place of the steps it
+    holds; device_flip: the training pipeline's RandomFlip becomes the
+    preprocessor's flip_prob. Off by default."""
+    recipe = 'configs/an/resnet50_voc.py'
+    stock = Config.fromfile(osp.join(REPO, recipe))
+    assert apply_gpu_fast(fast_config(tmp_path, recipe)).train_dataloader \
+        .dataset.pipeline == stock.train_dataloader.dataset.pipeline
+    cfg = apply_gpu_fast(fast_config(tmp_path, recipe, image_cache='c.npy',
+                                     device_flip=True))
+    load, resize, flip, pack = stock.train_dataloader.dataset.pipeline
+    assert flip == dict(type='RandomFlip', prob=0.5, direction='horizontal')
+    cache = dict(type='LoadCachedImage', cache_file='c.npy',
+                 steps=[load, resize])
+    assert cfg.train_dataloader.dataset.pipeline == [cache, pack]
+    assert cfg.data_preprocessor.flip_prob == 0.5
+    for loader in ('val_dataloader', 'test_dataloader'):
+        assert cfg[loader].dataset.pipeline == [cache] + \
+            stock[loader].dataset.pipeline[2:]
+
+
+@pytest.mark.parametrize('recipe,message', [
+    ('configs/an/an_vgg11bn_demo.py',
+     'onto the device; train_dataloader.dataset.pipeline has 0'),
+    ('configs/lasd/resnet50_coco.py',
+     'into SPMLDataPreprocessor, not MultiViewDataPreprocessor'),
+])
+def test_device_flip_refuses_what_it_cannot_move(tmp_path, recipe, message):
+    with pytest.raises(ValueError, match=message):
+        apply_gpu_fast(fast_config(tmp_path, recipe, device_flip=True))
+
+
+def test_device_flip_refuses_a_random_step_after_the_flip(tmp_path):
+    cfg = fast_config(tmp_path, 'configs/an/resnet50_voc.py',
+                      device_flip=True)
+    cfg.train_dataloader.dataset.pipeline.insert(
+        3, dict(type='RandomErasing'))
+    with pytest.raises(ValueError, match=r"followed by \['RandomErasing', "
+                       r"'PackInputs'\]: set gpu_fast.device_flip=False"):
+        apply_gpu_fast(cfg)
+
+
+def test_cached_images_flipped_on_the_device_train_on_cpu(
+        tmp_path, tiny_demo, monkeypatch):
+    """The two switches through the runner on the demo with a RandomFlip
+    (its cache written as tools/cache_images.py writes it): the loader
+    gives the cached images unflipped, the model sees them mirrored about
+    half the time."""
+    from mmengine.registry import init_default_scope
+
+    from spml_mm.datasets.image_cache import (build_image_cache,
+                                              cached_steps,
+                                              config_image_paths)
+    monkeypatch.setattr(amp_optimizer_wrapper, 'is_cuda_available',
+                        lambda: True)
+    monkeypatch.setattr(gpu_fast_runner, 'is_cuda_available', lambda: True)
+    cfg = fast_config(tmp_path, 'configs/an/an_vgg11bn_demo.py',
+                      num_workers=0, device_flip=True)
+    cfg.merge_from_dict({
+        f'{split}_dataloader.dataset.data_root': tiny_demo
+        for split in ('train', 'val', 'test')})
+    cfg.train_dataloader.dataset.pipeline.insert(
+        1, dict(type='RandomFlip', prob=0.5, direction='horizontal'))
+    init_default_scope('mmpretrain')
+    cache = build_image_cache(
+        config_image_paths(cfg),
+        cached_steps(cfg.train_dataloader.dataset.pipeline),
+        str(tmp_path / 'cache.npy'), progress=False)
+    cfg.merge_from_dict({
+        'gpu_fast.image_cache': cache,
+        'work_dir': str(tmp_path / 'work'),
+        'train_cfg.max_epochs': 1,
+        'train_dataloader.dataset.indices': 64,
+        'val_cfg': None, 'val_dataloader': None, 'val_evaluator': None,
+        'default_hooks.checkpoint.save_best': None,
+    })
+    runner = SPMLGPUFastRunner.from_cfg(cfg)
+    assert runner.model.data_preprocessor.flip_prob == 0.5
+    seen = []
+    hook = runner.model.data_preprocessor.register_forward_hook(
+        lambda module, args, out: seen.append(
+            (args[0]['inputs'], out['inputs'])))
+    runner.train()
+    hook.remove()
+    assert [type(t).__name__ for t in
+            runner.train_dataloader.dataset.pipeline.transforms] == [
+                'LoadCachedImage', 'PackInputs']
+    mirrored = 0
+    for raw, out in seen:
+        expect = runner.model.data_preprocessor(dict(inputs=raw), False)
+        same = (out == expect['inputs']).flatten(1).all(1)
+        flip = (out == expect['inputs'].flip(-1)).flatten(1).all(1)
+        assert bool((same | flip).all())
+        mirrored += int((flip & ~same).sum())
+    assert 0 < mirrored < 64

@@ -6,6 +6,8 @@ from mmengine.device import is_cuda_available
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
+from ...datasets.image_cache import with_image_cache
+
 #: The switches of the GPU fast recipe (``gpu_fast`` of a config), each
 #: applied on its own by :func:`apply_gpu_fast`.
 GPU_FAST_DEFAULTS = dict(
@@ -15,7 +17,9 @@ GPU_FAST_DEFAULTS = dict(
     batched_copy=True,
     num_workers=8,
     prefetch_factor=4,
-    compile=False)
+    compile=False,
+    image_cache=None,
+    device_flip=False)
 
 #: Precisions of ``amp``: AmpOptimWrapper settings. bf16 needs no loss
 #: scaling, and a disabled scaler reads nothing back from the GPU, where
@@ -53,6 +57,15 @@ def apply_gpu_fast(cfg: Config) -> Config:
     - ``num_workers`` (int), ``prefetch_factor`` (int): the training
       loader's, with persistent workers.
     - ``compile`` (bool | dict): MMEngine's ``compile`` of the train step.
+    - ``image_cache`` (str): an image cache of the config's images
+      (``tools/cache_images.py``): every loader reads the decoded uint8
+      images in place of decoding files (``LoadCachedImage``), the same
+      batches.
+    - ``device_flip`` (bool): the training pipeline's horizontal
+      ``RandomFlip``, its last random step, moved onto the device
+      (``SPMLDataPreprocessor.flip_prob``): each image mirrored with the
+      same probability, from the device's random numbers instead of the
+      workers'.
 
     Args:
         cfg (Config): A config with a ``gpu_fast`` dict.
@@ -96,8 +109,41 @@ def apply_gpu_fast(cfg: Config) -> Config:
             loader.prefetch_factor = switches['prefetch_factor']
     if switches['compile']:
         cfg.compile = switches['compile']
+    if switches['image_cache']:
+        with_image_cache(cfg, switches['image_cache'])
+    if switches['device_flip']:
+        _flip_on_device(loader.dataset, preprocessor)
     cfg.gpu_fast = switches
     return cfg
+
+
+def _flip_on_device(dataset: ConfigDict, preprocessor: ConfigDict) -> None:
+    """Move the training pipeline's ``RandomFlip`` into the data
+    preprocessor (``gpu_fast.device_flip``): only a horizontal flip with a
+    probability, followed by nothing but ``PackInputs``, so that mirroring
+    the packed batch draws the same distribution."""
+    refuse = 'gpu_fast.device_flip moves the training pipeline\'s RandomFlip '
+    if preprocessor.get('type') != 'SPMLDataPreprocessor':
+        raise ValueError(refuse + 'into SPMLDataPreprocessor, not '
+                         f'{preprocessor.get("type")}; set '
+                         'gpu_fast.device_flip=False')
+    pipeline = list(dataset.get('pipeline') or [])
+    found = [i for i, step in enumerate(pipeline)
+             if step.get('type') == 'RandomFlip']
+    if len(found) != 1:
+        raise ValueError(refuse + f'onto the device; train_dataloader.dataset'
+                         f'.pipeline has {len(found)}')
+    flip = pipeline[found[0]]
+    after = [step.get('type') for step in pipeline[found[0] + 1:]]
+    if flip.get('direction', 'horizontal') != 'horizontal' or not isinstance(
+            flip.get('prob'), (int, float)) or after != ['PackInputs']:
+        raise ValueError(
+            refuse + 'onto the device when it mirrors left to right with '
+            'one probability and only PackInputs follows it; this pipeline '
+            f'has {dict(flip)} followed by {after}: set '
+            'gpu_fast.device_flip=False')
+    preprocessor.flip_prob = float(flip['prob'])
+    dataset.pipeline = pipeline[:found[0]] + pipeline[found[0] + 1:]
 
 
 def refuse_without_cuda(cfg: Config) -> None:

@@ -51,6 +51,11 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
             converts it); converted on the device while still uint8, the
             cheapest point, and normalisation keeps the format. Defaults to
             False.
+        flip_prob (float): In training, mirror each image of the moved
+            batch left to right with this probability, on the device: the
+            training pipeline's ``RandomFlip`` moved off the loader
+            (``gpu_fast.device_flip``), the same distribution from the
+            device's random numbers. Defaults to 0.
 
     Example:
         >>> data_preprocessor = dict(type='SPMLDataPreprocessor',
@@ -58,9 +63,16 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
         ...                          std=[58.395, 57.12, 57.375], to_rgb=True)
     """
 
-    def __init__(self, *args, channels_last: bool = False, **kwargs):
+    def __init__(self,
+                 *args,
+                 channels_last: bool = False,
+                 flip_prob: float = 0.,
+                 **kwargs):
         super().__init__(*args, **kwargs)
+        if not 0 <= flip_prob <= 1:
+            raise ValueError(f'flip_prob must be in [0, 1], got {flip_prob}')
         self.channels_last = channels_last
+        self.flip_prob = flip_prob
 
     def _stack(self, images: List[torch.Tensor]) -> torch.Tensor:
         """The images stacked, on the host straight into pinned memory when
@@ -89,6 +101,11 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
             for sample in data_samples:
                 sample.set_field(next(views), k)
 
+    def _flip(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Each image (N x C x H x W) mirrored with ``flip_prob``."""
+        flip = torch.rand(len(inputs), device=inputs.device) < self.flip_prob
+        return torch.where(flip.view(-1, 1, 1, 1), inputs.flip(-1), inputs)
+
     @torch.compiler.disable
     def forward(self, data: dict, training: bool = False) -> dict:
         inputs = data['inputs']
@@ -97,8 +114,16 @@ class SPMLDataPreprocessor(ClsDataPreprocessor):
             inputs = self._stack(list(inputs))
         if isinstance(inputs, torch.Tensor):
             inputs = to_device(inputs, self.device)
+            if training and self.flip_prob:
+                inputs = self._flip(inputs)
             if self.channels_last and inputs.dim() == 4:
                 inputs = inputs.contiguous(memory_format=torch.channels_last)
+        elif training and self.flip_prob:
+            raise ValueError(
+                'SPMLDataPreprocessor.flip_prob mirrors a batch of images of '
+                'one shape; this batch\'s images differ in shape: resize '
+                'them to one size in the training pipeline, or move the '
+                'RandomFlip back there (gpu_fast.device_flip=False)')
         data_samples = data.get('data_samples')
         if data_samples and isinstance(data_samples[0], DataSample):
             self._move_labels(data_samples)

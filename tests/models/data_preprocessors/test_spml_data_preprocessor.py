@@ -150,3 +150,36 @@ def test_a_compiled_call_runs_the_preprocessor_eagerly(name):
     assert graphs == []
     assert torch.equal(out['inputs'],
                        preprocessor(pseudo_collate(samples), True)['inputs'])
+
+
+def test_device_flip_mirrors_each_image_with_its_probability():
+    """flip_prob: in training each image is the normalised image or its
+    mirror, mirrored in about flip_prob of the images (the loader's
+    RandomFlip draws the same); at evaluation, and at 0, none is."""
+    torch.manual_seed(0)
+    data = default_collate(packed(((6, 5), ) * 2000))
+    stock = preprocess('ClsDataPreprocessor', data)['inputs']
+    flipper = MODELS.build(dict(type='SPMLDataPreprocessor', **KWARGS,
+                                flip_prob=0.3))
+    out = flipper(data, True)['inputs']
+    same = (out == stock).flatten(1).all(1)
+    mirrored = (out == stock.flip(-1)).flatten(1).all(1)
+    assert bool((same | mirrored).all())
+    # 600 expected of 2000: 3 standard deviations are 61
+    assert abs(int(mirrored.sum()) - 600) < 61
+    evaluated = MODELS.build(dict(type='ClsDataPreprocessor', **KWARGS))(
+        data, False)['inputs']
+    assert torch.equal(flipper(data, False)['inputs'], evaluated)
+    unflipped = MODELS.build(dict(type='SPMLDataPreprocessor', **KWARGS))
+    assert torch.equal(unflipped(data, True)['inputs'], stock)
+
+
+def test_device_flip_refuses_images_of_several_shapes():
+    flipper = MODELS.build(dict(type='SPMLDataPreprocessor', **KWARGS,
+                                flip_prob=0.5))
+    data = pseudo_collate(packed(((6, 5), (4, 7))))
+    with pytest.raises(ValueError, match='this batch\'s images differ in '
+                       'shape: resize them to one size'):
+        flipper(data, True)
+    with pytest.raises(ValueError, match=r'flip_prob must be in \[0, 1\]'):
+        MODELS.build(dict(type='SPMLDataPreprocessor', flip_prob=1.5))
