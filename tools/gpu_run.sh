@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything a GPU machine measures for this project, in one budgeted,
-# resumable command (tools/benchmark/gpu_run.py says what and in which order;
+# resumable command (tools/benchmark/gpu_run/ says what and in which order;
 # docs/user_guides/gpu_run.md how to use it):
 #   bash tools/gpu_run.sh --budget 540 --out "$OUT"
 #   bash tools/gpu_run.sh --device cpu --tiny --out /tmp/rehearsal   # rehearsal

@@ -15,7 +15,13 @@ import threading
 import pytest
 
 from tests.conftest import PYTHON, REPO
-from tools.benchmark import gpu_collect, gpu_run
+from tools.benchmark import gpu_collect
+from tools.benchmark.gpu_run import (command, evidence_queue, harness, inputs,
+                                     machine, profiling)
+from tools.benchmark.gpu_run import evidence as evidence_part
+from tools.benchmark.gpu_run import speed as speed_part
+from tools.benchmark.gpu_run import tier as tier_part
+from tools.common import load_json, write_json
 
 
 def gpu_command(back, results, *extra):
@@ -69,7 +75,7 @@ def test_gpu_run_rehearsal(tmp_path):
     profile = read(out / 'gpu_profile.json')
     assert [r['label'] for r in profile['runs']] == [
         'decoding files', 'image cache', 'LASD, image cache',
-        *gpu_run.COMPILED]
+        *profiling.COMPILED]
     assert all(r['iterations'] == 3 and r['operators'] for r in
                profile['runs'])
     assert parts['compile']['status'] == 'ok, ok, ok'
@@ -152,7 +158,7 @@ def test_tier_result_counts_each_outcome(tmp_path):
         '<testcase classname="tests.gpu.test_gpu" name="d" time="0">'
         '<error message="fixture"/></testcase>'
         '</testsuite></testsuites>')
-    result = gpu_run.tier_result(str(junit))
+    result = tier_part.tier_result(str(junit))
     assert (result['passed'], result['failed'], result['skipped'],
             result['errors']) == (1, 1, 1, 1)
     assert result['tests']['tests.gpu.test_gpu::b'] == dict(
@@ -165,7 +171,7 @@ def test_a_passed_tier_runs_only_the_tests_added_since(tmp_path,
     it lacks and merges them into it; with none, the part is skipped."""
     results = tmp_path / 'results'
     results.mkdir()
-    run = gpu_run.Run(gpu_run.parse_args([
+    run = harness.Run(command.parse_args([
         '--device', 'cpu', '--out', str(tmp_path / 'back'), '--stage',
         str(tmp_path / 'stage'), '--results-dir', str(results)]))
     (results / 'gpu_tier.json').write_text(json.dumps(dict(
@@ -174,7 +180,7 @@ def test_a_passed_tier_runs_only_the_tests_added_since(tmp_path,
                                                   seconds=1.)})))
     collected = ['tests/gpu/test_gpu.py::test_a[x]',
                  'tests/gpu/test_gpu.py::test_b']
-    monkeypatch.setattr(gpu_run, 'gpu_tests', lambda args, folder: collected)
+    monkeypatch.setattr(tier_part, 'gpu_tests', lambda args, folder: collected)
     ran = []
 
     def call(cmd, log, cap):
@@ -186,26 +192,26 @@ def test_a_passed_tier_runs_only_the_tests_added_since(tmp_path,
                     '</testsuite></testsuites>')
         return 'ok'
 
-    monkeypatch.setattr(gpu_run, 'call', call)
-    gpu_run.part_tier(run)
+    monkeypatch.setattr(harness, 'call', call)
+    tier_part.part_tier(run)
     assert ran == [['tests/gpu/test_gpu.py::test_b']]
     tier = read(tmp_path / 'stage' / 'gpu_tier.json')
     assert set(tier['tests']) == {'tests.gpu.test_gpu::test_a[x]',
                                   'tests.gpu.test_gpu::test_b'}
     assert (tier['passed'], tier['failed']) == (2, 0)
     collected.pop()
-    gpu_run.part_tier(run)
+    tier_part.part_tier(run)
     assert len(ran) == 1
     assert run.manifest['parts']['tier']['status'] == \
         'skipped: committed, all passed'
 
 
 def test_committed_results_of_another_kind_are_not_skipped(tmp_path):
-    args = gpu_run.parse_args(['--device', 'cpu', '--tiny', '--out',
+    args = command.parse_args(['--device', 'cpu', '--tiny', '--out',
                                str(tmp_path / 'out'), '--stage',
                                str(tmp_path / 'stage'), '--results-dir',
                                str(tmp_path)])
-    run = gpu_run.Run(args)
+    run = harness.Run(args)
     (tmp_path / 'gpu_tier.json').write_text(json.dumps(
         dict(kind=dict(device='cuda', tiny=False), failed=0, errors=0)))
     assert run.committed('gpu_tier.json') is None
@@ -226,13 +232,13 @@ def test_speed_starts_after_the_data_writing(tmp_path, monkeypatch):
         def wait(self, timeout):
             events.append('data written')
 
-    monkeypatch.setattr(gpu_run, 'call', lambda cmd, log, cap:
+    monkeypatch.setattr(harness, 'call', lambda cmd, log, cap:
                         events.append(cmd[2]) or 'ok')
-    run = gpu_run.Run(gpu_run.parse_args([
+    run = harness.Run(command.parse_args([
         '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
         '--stage', str(tmp_path / 'stage'), '--results-dir',
         str(tmp_path / 'results'), '--parts', 'speed']))
-    gpu_run.part_speed(run, {'data/a': Writing(), 'data/b': None})
+    speed_part.part_speed(run, {'data/a': Writing(), 'data/b': None})
     assert events == ['data written', 'tools.benchmark.speed_gpu']
 
 
@@ -249,10 +255,10 @@ def test_a_complete_recipe_table_is_measured_again_when_not_continued(
     results = tmp_path / 'results'
     results.mkdir()
     commands = []
-    monkeypatch.setattr(gpu_run, 'call', lambda cmd, log, cap:
+    monkeypatch.setattr(harness, 'call', lambda cmd, log, cap:
                         commands.append(cmd) or 'ok')
-    monkeypatch.setattr(gpu_run, 'ready', lambda root: True)
-    run = gpu_run.Run(gpu_run.parse_args([
+    monkeypatch.setattr(inputs, 'ready', lambda root: True)
+    run = harness.Run(command.parse_args([
         '--device', 'cpu', '--out', str(tmp_path / 'back'), '--stage',
         str(tmp_path / 'stage'), '--results-dir', str(results)]))
     committed = dict(kind=run.kind(), complete=False,
@@ -262,7 +268,7 @@ def test_a_complete_recipe_table_is_measured_again_when_not_continued(
     for code, heads_only in ((committed['code'], True), ('0ther', False)):
         (results / 'gpu.json').write_text(json.dumps(dict(committed,
                                                           code=code)))
-        gpu_run.part_speed(run, {})
+        speed_part.part_speed(run, {})
         cmd = commands.pop()
         assert ('--tables' in cmd) is heads_only
         assert '--resume' in cmd
@@ -275,10 +281,10 @@ def test_profile_adds_lasd_to_a_committed_profile_and_prices_its_runs(
     (else the CPU's 5)."""
     results = tmp_path / 'results'
     results.mkdir()
-    run = gpu_run.Run(gpu_run.parse_args([
+    run = harness.Run(command.parse_args([
         '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
         '--stage', str(tmp_path / 'stage'), '--results-dir', str(results)]))
-    assert gpu_run.costs(run) == dict(lasd=5., teacher=2.)
+    assert evidence_part.costs(run) == dict(lasd=5., teacher=2.)
 
     def profiled(label, seconds):
         return dict(label=label, iteration_s=dict(median=seconds))
@@ -296,27 +302,28 @@ def test_profile_adds_lasd_to_a_committed_profile_and_prices_its_runs(
             json.dump(profiled(label, .05), f)
         return 'ok'
 
-    monkeypatch.setattr(gpu_run, 'call', call)
+    monkeypatch.setattr(harness, 'call', call)
     for ready in ('wait_data', 'weights', 'make_cache'):
-        monkeypatch.setattr(gpu_run, ready, lambda *a: True)
-    gpu_run.part_profile(run, {})
-    assert called == [(gpu_run.LASD_CONFIG, 'LASD, image cache')]
+        monkeypatch.setattr(inputs, ready, lambda *a: True)
+    profiling.part_profile(run, {})
+    assert called == [(profiling.LASD_CONFIG, 'LASD, image cache')]
     profile = read(tmp_path / 'stage' / 'gpu_profile.json')
     assert [r['label'] for r in profile['runs']] == [
         'decoding files', 'image cache', 'LASD, image cache']
-    assert gpu_run.costs(run) == pytest.approx(dict(lasd=2.5, teacher=2.))
+    assert evidence_part.costs(run) == pytest.approx(
+        dict(lasd=2.5, teacher=2.))
 
 
 def test_a_stopped_run_is_priced_by_its_epochs_left(tmp_path):
     """A run the budget stopped resumes from its last checkpoint: the share
     of its epochs done is read from the checkpoint's name and the config
     the run dumped."""
-    assert gpu_run.share_done(str(tmp_path)) == 0.  # nothing run yet
+    assert evidence_part.share_done(str(tmp_path)) == 0.  # nothing run yet
     (tmp_path / 'efficientnet-lite0_proxy-voc.py').write_text(
         'train_cfg = dict(by_epoch=True, max_epochs=10)\n')
-    assert gpu_run.share_done(str(tmp_path)) == 0.  # no checkpoint yet
+    assert evidence_part.share_done(str(tmp_path)) == 0.  # no checkpoint yet
     (tmp_path / 'last_checkpoint').write_text(str(tmp_path / 'epoch_3.pth'))
-    assert gpu_run.share_done(str(tmp_path)) == pytest.approx(0.3)
+    assert evidence_part.share_done(str(tmp_path)) == pytest.approx(0.3)
 
 
 def profiled(label, iteration, wall=10.):
@@ -334,14 +341,14 @@ def test_the_evidence_takes_the_compiled_mode_that_projects_shortest(
     results.mkdir()
 
     def mode(*argv, eager_s=200.):
-        run = gpu_run.Run(gpu_run.parse_args([
+        run = harness.Run(command.parse_args([
             '--out', str(tmp_path / 'back'), '--stage',
             str(tmp_path / 'stage'), '--results-dir', str(results),
             '--device', 'cpu', *argv]))
-        return gpu_run.evidence_mode(run, eager_s)
+        return evidence_part.evidence_mode(run, eager_s)
 
     assert mode() == ('eager', [], 1.)  # nothing profiled
-    labels = list(gpu_run.COMPILED)
+    labels = list(profiling.COMPILED)
     runs = [profiled('image cache', .02),
             profiled(labels[0], .005, wall=30.),  # 50 + 2 x 20 s of 200
             profiled(labels[1], .01, wall=60.),  # 100 + 2 x 50 s
@@ -350,7 +357,7 @@ def test_the_evidence_takes_the_compiled_mode_that_projects_shortest(
         kind=dict(device='cpu', tiny=False), runs=runs)))
     name, options, share = mode()
     assert (name, share) == (labels[0], pytest.approx(.45))
-    assert options == gpu_run.COMPILED[labels[0]]
+    assert options == profiling.COMPILED[labels[0]]
     # a short run pays more for the compilation: 10 + 2 x 20 s of 40
     assert mode(eager_s=40.)[0] == 'eager'
     assert mode('--evidence-mode', 'eager') == ('eager', [], 1.)
@@ -388,7 +395,7 @@ def fake_queue(tmp_path, monkeypatch, fails, *argv):
             else:
                 path, key, entry = f'{name}.json', '0', dict(
                     mAP=40., seconds=5., options=options)
-            found = gpu_run.load(os.path.join(out, path))
+            found = load_json(os.path.join(out, path))
             found.setdefault(method, {})[key] = entry
             with open(os.path.join(out, path), 'w') as f:
                 json.dump(found, f)
@@ -398,10 +405,10 @@ def fake_queue(tmp_path, monkeypatch, fails, *argv):
         launched.append(cmd)
         return Proc(cmd)
 
-    monkeypatch.setattr(gpu_run, 'launch', launch)
+    monkeypatch.setattr(harness, 'launch', launch)
     run = evidence_run(tmp_path, monkeypatch, '--evidence-mode',
                        'image cache, compiled', *argv)
-    gpu_run.part_evidence(run, {})
+    evidence_part.part_evidence(run, {})
     return run, [(cmd[cmd.index('--methods') + 1] if '--methods' in cmd
                   else 'teacher', '--lr-search' in cmd,
                   'compile.backend=eager' in cmd) for cmd in launched]
@@ -409,10 +416,10 @@ def fake_queue(tmp_path, monkeypatch, fails, *argv):
 
 def evidence_run(tmp_path, monkeypatch, *argv):
     """A --tiny command whose evidence part finds its data ready."""
-    monkeypatch.setattr(gpu_run, 'render_evidence', lambda *a: None)
+    monkeypatch.setattr(evidence_part, 'render_evidence', lambda *a: None)
     for ready in ('wait_data', 'weights', 'make_cache'):
-        monkeypatch.setattr(gpu_run, ready, lambda *a: True)
-    return gpu_run.Run(gpu_run.parse_args([
+        monkeypatch.setattr(inputs, ready, lambda *a: True)
+    return harness.Run(command.parse_args([
         '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
         '--stage', str(tmp_path / 'stage'), '--results-dir',
         str(tmp_path / 'results'), '--work', str(tmp_path / 'work'),
@@ -436,12 +443,12 @@ def test_an_error_in_the_queue_ends_the_runs_it_started(tmp_path,
     def sample():
         raise RuntimeError('nvidia-smi hung')
 
-    monkeypatch.setattr(gpu_run, 'launch', launch)
-    monkeypatch.setattr(gpu_run, 'stop', stopped.append)
-    monkeypatch.setattr(gpu_run, 'gpu_busy', sample)
+    monkeypatch.setattr(harness, 'launch', launch)
+    monkeypatch.setattr(harness, 'stop', stopped.append)
+    monkeypatch.setattr(evidence_part, 'gpu_busy', sample)
     run = evidence_run(tmp_path, monkeypatch, '--methods', 'an', 'gr')
     with pytest.raises(RuntimeError, match='nvidia-smi hung'):
-        gpu_run.part_evidence(run, {})
+        evidence_part.part_evidence(run, {})
     assert len(launched) == 2 and stopped == launched
 
 
@@ -452,14 +459,14 @@ def test_the_pack_is_whole_while_runs_write_into_the_output(tmp_path):
     stage, back = tmp_path / 'stage', tmp_path / 'back'
     (stage / 'evidence').mkdir(parents=True)
     back.mkdir()
-    gpu_run.write_json(str(stage / 'evidence' / 'seeds.json'), dict(runs=[]))
+    write_json(str(stage / 'evidence' / 'seeds.json'), dict(runs=[]))
     writing = threading.Event()
 
     def write():
         i = 0
         while not writing.is_set():
-            gpu_run.write_json(str(stage / 'evidence' / 'seeds.json'),
-                               dict(runs=list(range(i % 3000))))
+            write_json(str(stage / 'evidence' / 'seeds.json'),
+                       dict(runs=list(range(i % 3000))))
             (stage / 'evidence' / 'page.md').write_text('x' * (i % 50000))
             i += 1
 
@@ -467,8 +474,8 @@ def test_the_pack_is_whole_while_runs_write_into_the_output(tmp_path):
     writer.start()
     try:
         for _ in range(100):
-            gpu_run.pack(str(stage), str(back))
-            with tarfile.open(back / gpu_run.PACK) as tar:
+            machine.pack(str(stage), str(back))
+            with tarfile.open(back / machine.PACK) as tar:
                 names = tar.getnames()
                 seeds = json.load(tar.extractfile('evidence/seeds.json'))
             assert not any(n.endswith('.tmp') for n in names)
@@ -543,32 +550,32 @@ def test_the_stage_is_a_folder_the_command_wrote(tmp_path):
         proc = gpu_run_sh('--device', 'cpu', '--parts', 'tier', '--budget',
                           5, '--stage', stage, '--out', out)
         assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(os.listdir(stage)) == [gpu_run.STAGE_MARK, 'manifest.json']
+    assert sorted(os.listdir(stage)) == [harness.STAGE_MARK, 'manifest.json']
 
 
 def test_folders_the_command_may_not_write(tmp_path):
     stage, out = tmp_path / 'stage', tmp_path / 'out'
-    assert gpu_run.folder_problem(str(stage), str(out)) is None  # new
-    assert 'must be apart' in gpu_run.folder_problem(str(out / 'stage'),
+    assert harness.folder_problem(str(stage), str(out)) is None  # new
+    assert 'must be apart' in harness.folder_problem(str(out / 'stage'),
                                                      str(out))
-    assert 'must be apart' in gpu_run.folder_problem(str(stage),
+    assert 'must be apart' in harness.folder_problem(str(stage),
                                                      str(stage / 'out'))
     stage.write_text('')
-    assert 'is a file' in gpu_run.folder_problem(str(stage), str(out))
+    assert 'is a file' in harness.folder_problem(str(stage), str(out))
     stage.unlink()
     stage.mkdir()
-    (stage / gpu_run.STAGE_MARK).write_text('')
+    (stage / harness.STAGE_MARK).write_text('')
     (stage / 'gpu_tier.json').write_text('{}')
-    assert gpu_run.folder_problem(str(stage), str(out)) is None
+    assert harness.folder_problem(str(stage), str(out)) is None
     out.mkdir()
     (out / 'manifest.json').write_text('{"run": 1}')
-    assert gpu_run.folder_problem(str(stage), str(out)) == (
+    assert harness.folder_problem(str(stage), str(out)) == (
         f'--out {out} holds a manifest.json that is not a tools/gpu_run.sh '
         'output; give another folder')
     (out / 'manifest.json').write_text('{"command": "bash tools/gpu_run.sh '
                                        '--out x"}')
-    (out / gpu_run.PACK).write_text('')
-    assert gpu_run.folder_problem(str(stage), str(out)) is None
+    (out / machine.PACK).write_text('')
+    assert harness.folder_problem(str(stage), str(out)) is None
 
 
 @pytest.fixture(scope='module')
@@ -622,7 +629,7 @@ def test_a_cpu_run_does_not_replace_the_gpu_pages(cpu_output, tmp_path):
 def test_a_truncated_pack_is_named(cpu_output, tmp_path):
     out = tmp_path / 'out'
     shutil.copytree(cpu_output, out)
-    pack = out / gpu_run.PACK
+    pack = out / machine.PACK
     pack.write_bytes(pack.read_bytes()[:pack.stat().st_size // 2])
     proc, results = collect_in_copy(tmp_path, out, '--results-dir',
                                     tmp_path / 'elsewhere')
@@ -667,10 +674,10 @@ COMMITTED = dict(an={'1e-05': 53.11, '0.0001': 83.73, '0.001': 84.75},
 
 
 def test_the_rate_ladder_steps_past_either_edge():
-    assert [gpu_run.ladder_step(r, True) for r in
+    assert [evidence_queue.ladder_step(r, True) for r in
             ('0.001', '0.003', '0.01', '1e-05')] == [
                 '0.003', '0.01', '0.03', '3e-05']
-    assert [gpu_run.ladder_step(r, False) for r in
+    assert [evidence_queue.ladder_step(r, False) for r in
             ('1e-05', '3e-06', '0.0001', '0.003')] == [
                 '3e-06', '1e-06', '3e-05', '0.001']
 
@@ -679,7 +686,7 @@ def test_a_search_whose_best_is_at_an_edge_goes_a_step_past_it():
     """AN's best, 1e-3, is the top of its grid: 3e-3 is searched before its
     seeds; a better 3e-3 is at the edge again (1e-2), up to PAST_EDGE steps
     beyond the grid; a 3e-3 that does not improve makes 1e-3 interior."""
-    todo = gpu_run.search_todo
+    todo = evidence_queue.search_todo
     found = searched(**COMMITTED)
     assert todo('an', found) == todo('full', found) == ['0.003']
     found['an']['0.003'] = dict(val_mAP=84.)  # no better: 1e-3 interior
@@ -687,7 +694,7 @@ def test_a_search_whose_best_is_at_an_edge_goes_a_step_past_it():
     found['an']['0.003'] = dict(val_mAP=85.5)  # better: the edge again
     assert todo('an', found) == ['0.01']
     found['an']['0.01'] = dict(val_mAP=86.)  # 2 steps past: no third
-    assert gpu_run.PAST_EDGE == 2 and todo('an', found) == []
+    assert evidence_queue.PAST_EDGE == 2 and todo('an', found) == []
     # the bottom edge: a step below it
     assert todo('gr', searched(gr={'1e-05': 70., '0.0001': 60.,
                                    '0.001': 50.})) == ['3e-06']
@@ -701,24 +708,26 @@ def test_a_grid_rate_far_below_in_the_committed_searches_is_left_out():
     bound (35.35): the Adam methods' searches leave it out; the SGD methods
     (another grid) keep their whole grid."""
     found = searched(**COMMITTED)
-    assert gpu_run.FAR == 10.
-    assert gpu_run.search_todo('gr', found) == ['0.0001', '0.001']
-    assert gpu_run.search_todo('opml', found) == ['0.0001', '0.001', '0.01']
+    assert evidence_queue.FAR == 10.
+    assert evidence_queue.search_todo('gr', found) == ['0.0001', '0.001']
+    assert evidence_queue.search_todo('opml', found) == [
+        '0.0001', '0.001', '0.01']
     # one search where it is 9.43 points below keeps it in the grid
     found['full']['1e-05'] = dict(val_mAP=84.)
-    assert gpu_run.search_todo('gr', found) == ['1e-05', '0.0001', '0.001']
+    assert evidence_queue.search_todo('gr', found) == [
+        '1e-05', '0.0001', '0.001']
     # a step past the edge that the other searches found far below is not
     # taken: AN's 1e-3 is then its search's chosen rate
     found = searched(an=COMMITTED['an'], em={'0.0001': 80., '0.001': 82.,
                                              '0.003': 60.})
-    assert gpu_run.search_todo('an', found) == []
+    assert evidence_queue.search_todo('an', found) == []
 
 
 def test_the_queue_order_the_edge_and_the_teacher():
     """The papers' methods' searches, then their seeds seed-major once a
     search is complete; the model teacher once the full-label bound's
     search is, and VLPL's runs only once its score file exists."""
-    queue = gpu_run.evidence_queue
+    queue = evidence_queue.evidence_queue
     found = searched(**COMMITTED)
     methods = ['an', 'full', 'gr', 'vlpl']
     assert queue(methods, found, {}, (0, 1), False, False) == [
@@ -751,9 +760,12 @@ def test_the_teacher_methods_wait_for_a_fine_tuned_config(tmp_path,
     VLPL trains on its score file, which comes back beside its record."""
     scores = tmp_path / 'data' / 'model_full_crops.npz'
     scores.parent.mkdir()
-    monkeypatch.setattr(gpu_run, 'teacher_file', lambda args: str(scores))
-    assert gpu_run.has_config('vlpl') and gpu_run.has_config('aevlp')
-    monkeypatch.setattr(gpu_run, 'has_config', lambda method: method != 'vlpl')
+    monkeypatch.setattr(evidence_part, 'teacher_file',
+                        lambda args: str(scores))
+    assert evidence_part.has_config('vlpl') and \
+        evidence_part.has_config('aevlp')
+    monkeypatch.setattr(evidence_part, 'has_config',
+                        lambda method: method != 'vlpl')
     run, launched = fake_queue(tmp_path, monkeypatch, lambda cmd: False,
                                '--methods', 'an', 'full', 'vlpl')
     assert run.manifest['parts']['evidence']['no_config'] == [
@@ -761,7 +773,8 @@ def test_the_teacher_methods_wait_for_a_fine_tuned_config(tmp_path,
     assert [m for m, _, _ in launched] == ['an', 'full', 'an', 'full']
 
     monkeypatch.undo()
-    monkeypatch.setattr(gpu_run, 'teacher_file', lambda args: str(scores))
+    monkeypatch.setattr(evidence_part, 'teacher_file',
+                        lambda args: str(scores))
     run, launched = fake_queue(tmp_path, monkeypatch, lambda cmd: False,
                                '--methods', 'an', 'full', 'vlpl')
     assert [(m, lr) for m, lr, _ in launched] == [
@@ -787,17 +800,18 @@ def test_the_model_teacher_as_the_queue_runs_it(tmp_path, monkeypatch):
     the proxy's training images whole and in 4 x 4 crops; its record names
     its training and its mAP on those images."""
     import numpy as np
-    args = gpu_run.parse_args([
+    args = command.parse_args([
         '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
         '--stage', str(tmp_path / 'stage'), '--work', str(tmp_path / 'work')])
-    root = gpu_run.evidence_root(args)
-    if not gpu_run.ready(root):
-        subprocess.run(gpu_run.data_commands(args)[root], cwd=REPO,
+    root = inputs.evidence_root(args)
+    if not inputs.ready(root):
+        subprocess.run(inputs.data_commands(args)[root], cwd=REPO,
                        check=True, capture_output=True)
     scores, record = tmp_path / 'scores.npz', tmp_path / 'teacher.json'
-    monkeypatch.setattr(gpu_run, 'teacher_file', lambda args: str(scores))
+    monkeypatch.setattr(evidence_part, 'teacher_file',
+                        lambda args: str(scores))
     proc = subprocess.run(
-        gpu_run.teacher_command(args, str(record), 0.001), cwd=REPO,
+        evidence_part.teacher_command(args, str(record), 0.001), cwd=REPO,
         capture_output=True, text=True, timeout=900,
         env=dict(os.environ, PYTHONPATH=REPO))
     assert proc.returncode == 0, proc.stderr[-3000:]

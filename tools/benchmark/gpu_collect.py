@@ -28,7 +28,7 @@ import shutil
 import tarfile
 import tempfile
 
-from tools.benchmark.gpu_run import PACK
+from tools.benchmark.gpu_run.machine import PACK
 from tools.benchmark.pages import gpu
 from tools.benchmark.pages.gpu_profile import profile_page
 from tools.benchmark.pages.gpu_tier import tier_page
