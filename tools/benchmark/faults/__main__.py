@@ -1,0 +1,17 @@
+"""``python -m tools.benchmark.faults``: every group of scenarios through
+the harness."""
+import sys
+
+from tools.benchmark import faults
+from tools.benchmark.faults import (data, divergence, inputs, misuse,
+                                    preflight, runs, teacher, writes)
+from tools.benchmark.faults.harness import main
+
+#: the groups of scenarios, in the order they run
+GROUPS = dict(writes=writes.scenarios, runs=runs.scenarios,
+              divergence=divergence.scenarios, data=data.scenarios,
+              misuse=misuse.scenarios, preflight=preflight.scenarios,
+              inputs=inputs.scenarios, teacher=teacher.scenarios)
+
+if __name__ == '__main__':
+    sys.exit(main(GROUPS, faults.__doc__.split('\n')[0]))
