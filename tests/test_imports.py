@@ -1,5 +1,7 @@
-"""Every module of spml_mm imports on its own, and no module imports one
-that imports it back (directly or through others)."""
+"""Every module of spml_mm imports on its own; no module of spml_mm or of
+tools imports one that imports it back (directly or through others); and
+tools runs in one direction: a module that runs as a command (a runner) is
+imported by no other module, except by the runner it is a part of."""
 import ast
 import os.path as osp
 import subprocess
@@ -11,23 +13,34 @@ import pytest
 import spml_mm
 
 PACKAGE = Path(spml_mm.__file__).parent
+TOOLS = PACKAGE.parent / 'tools'
+#: runner -> the runners it runs as its parts, in its own process
+PARTS = {
+    # the three speed measures, one cost section
+    'tools.benchmark.speed': {
+        'tools.benchmark.speed_banks', 'tools.benchmark.speed_iteration',
+        'tools.benchmark.speed_losses'
+    },
+    # the features a probe trains on, extracted as the cache tool does
+    'tools.analysis.linear_probe': {'tools.cache_features'},
+}
 
 
-def module_names():
-    """Every module of the package, from its files (packages by their
-    ``__init__``)."""
+def module_names(package=PACKAGE):
+    """Every module of ``package`` (a folder), from its files (packages by
+    their ``__init__``)."""
     names = []
-    for path in sorted(PACKAGE.rglob('*.py')):
-        parts = path.relative_to(PACKAGE.parent).with_suffix('').parts
+    for path in sorted(package.rglob('*.py')):
+        parts = path.relative_to(package.parent).with_suffix('').parts
         names.append('.'.join(parts[:-1] if parts[-1] == '__init__' else
                               parts))
     return names
 
 
-def imports_in(source, name, is_package=False):
-    """The spml_mm modules that the source of module ``name`` imports,
-    anywhere in it (inside functions too)."""
-    modules = set(module_names())
+def imports_in(source, name, is_package=False, modules=None):
+    """The modules of ``modules`` (default: spml_mm's) that the source of
+    module ``name`` imports, anywhere in it (inside functions too)."""
+    modules = set(module_names() if modules is None else modules)
     here = name if is_package else name.rpartition('.')[0]
     found = set()
     for node in ast.walk(ast.parse(source)):
@@ -44,16 +57,34 @@ def imports_in(source, name, is_package=False):
     return {m for m in found if m in modules and m != name}
 
 
+def source_of(name):
+    """The source of module ``name`` and whether it is a package."""
+    path = PACKAGE.parent / name.replace('.', osp.sep)
+    is_package = (path / '__init__.py').exists()
+    return (path / '__init__.py' if is_package else
+            path.with_suffix('.py')).read_text(), is_package
+
+
 def import_graph():
-    """Module -> the spml_mm modules it imports."""
+    """Module -> the modules of spml_mm and tools it imports."""
+    names = module_names() + module_names(TOOLS)
     graph = {}
-    for name in module_names():
-        path = PACKAGE.parent / name.replace('.', osp.sep)
-        is_package = (path / '__init__.py').exists()
-        source = (path / '__init__.py' if is_package else
-                  path.with_suffix('.py')).read_text()
-        graph[name] = imports_in(source, name, is_package)
+    for name in names:
+        source, is_package = source_of(name)
+        graph[name] = imports_in(source, name, is_package, names)
     return graph
+
+
+def is_runner(name):
+    """Whether a module runs as a command: a package's ``__main__`` or a
+    module with an ``if __name__ == '__main__':`` block."""
+    if name.endswith('.__main__'):
+        return True
+    for node in ast.parse(source_of(name)[0]).body:
+        if isinstance(node, ast.If) and "'__main__'" in ast.unparse(
+                node.test) and '__name__' in ast.unparse(node.test):
+            return True
+    return False
 
 
 def find_cycles(graph):
@@ -74,9 +105,46 @@ def find_cycles(graph):
     return cycles
 
 
+def imports_of_runners(graph):
+    """(module, runner it imports) for every import of a runner that is
+    not a part of the importing runner (:data:`PARTS`)."""
+    runners = {name for name in graph
+               if name.startswith('tools.') and is_runner(name)}
+    return sorted((name, other) for name, imported in graph.items()
+                  for other in imported & runners
+                  if other not in PARTS.get(name, ()))
+
+
 def test_no_module_imports_one_that_imports_it_back():
     cycles = find_cycles(import_graph())
     assert not cycles, '\n'.join(' -> '.join(c) for c in cycles)
+
+
+def test_tools_runs_in_one_direction():
+    """Runners import shared modules, shared modules never a runner (e.g.
+    tools/docs_tables.py reads the result pages' renderers, never the tools
+    that measure); tools/common.py imports no other module of tools."""
+    graph = import_graph()
+    assert {'tools.docs_tables', 'tools.benchmark.accuracy',
+            'tools.benchmark.gpu_run.__main__'} <= {
+                n for n in graph if n.startswith('tools.') and is_runner(n)}
+    wrong = imports_of_runners(graph)
+    assert not wrong, '\n'.join(f'{m} imports the runner {r}'
+                                for m, r in wrong)
+    assert not {m for m in graph['tools.common'] if m.startswith('tools')}
+
+
+def test_the_check_sees_a_runner_imported():
+    """As tools.docs_tables once imported tools.benchmark.accuracy to render
+    its page, and speed_gpu and head_profile each other."""
+    graph = {'tools.docs_tables': {'tools.benchmark.accuracy'},
+             'tools.benchmark.accuracy': {'tools.common'},
+             'tools.common': set()}
+    assert imports_of_runners(graph) == [
+        ('tools.docs_tables', 'tools.benchmark.accuracy')]
+    assert not imports_of_runners({'tools.benchmark.speed': {
+        'tools.benchmark.speed_losses'}, 'tools.benchmark.speed_losses':
+        set()})
 
 
 def test_the_check_sees_cycles_through_imports_in_functions():
