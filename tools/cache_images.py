@@ -55,6 +55,7 @@ def main():
         paths, steps, cfg.train_dataloader.dataset.data_root)
     build_image_cache(paths, steps, out)
     print(f'\n{len(paths)} images in {time.time() - start:.0f} s to {out}')
+    print(f'with the GPU fast recipe: --cfg-options gpu_fast.image_cache={out}')
     if len(steps) == 1:
         print('use it with --cfg-options ' + ' '.join(cache_options(out)))
     else:

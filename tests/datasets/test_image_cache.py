@@ -194,3 +194,5 @@ def test_cache_images_tool(proxy, tmp_path):
         osp.join(proxy, 'image_cache', ''))
     assert ('use it with --cfg-options ' + ' '.join(
         cache_options(found.group(1)))) in proc.stdout
+    assert ('with the GPU fast recipe: --cfg-options gpu_fast.image_cache='
+            f'{found.group(1)}\n') in proc.stdout

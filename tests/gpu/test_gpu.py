@@ -163,6 +163,34 @@ def test_fast_recipe_through_train_tool(tiny_demo, tmp_path):
     assert checkpoint['meta']['epoch'] == 1
 
 
+@pytest.mark.slow
+def test_fast_recipe_with_cached_images_flipped_on_the_gpu(tiny_demo,
+                                                          tmp_path):
+    """The input switches through the tools: tools/cache_images.py writes
+    the cache of a demo config with a RandomFlip, tools/train.py trains the
+    fast recipe on it with the flip on the GPU."""
+    config = tmp_path / 'fast.py'
+    config.write_text(
+        f"_base_ = ['{osp.join(REPO, CONFIG)}', "
+        f"'{osp.join(REPO, 'configs/_base_/runtime_gpu_fast.py')}']\n"
+        "train_dataloader = dict(dataset=dict(pipeline=[\n"
+        "    dict(type='LoadImageFromFile'),\n"
+        "    dict(type='RandomFlip', prob=0.5, direction='horizontal'),\n"
+        "    dict(type='PackInputs', algorithm_keys=('gt_label_full', ))]))\n")
+    roots = [f'{split}_dataloader.dataset.data_root={tiny_demo}'
+             for split in ('train', 'val', 'test')]
+    cache = tmp_path / 'cache.npy'
+    run_tool([PYTHON, 'tools/cache_images.py', str(config), '--out',
+              str(cache), '--cfg-options', *roots], env=TOOL_ENV)
+    work = tmp_path / 'work'
+    out = run_tool([PYTHON, 'tools/train.py', str(config), '--work-dir',
+                    str(work)] + tiny_options(tiny_demo, 1) +
+                   ['gpu_fast.num_workers=2', f'gpu_fast.image_cache={cache}',
+                    'gpu_fast.device_flip=True'], env=TOOL_ENV)
+    assert "type='LoadCachedImage'" in out and 'flip_prob=0.5' in out
+    assert re.search(r'Epoch\(val\) \[1\]\[\d+/\d+\]\s+spml/mAP: \d+', out)
+
+
 def guarded_model(device, **wrapper_options):
     """A tiny classifier with the AN head and SPMLDataPreprocessor on
     ``device``, its SGD wrapper measured by the divergence guard."""
