@@ -21,9 +21,9 @@ scores go (``--out`` elsewhere). The file written
 (``spml_mm.datasets.teacher_scores``) records what produced it and a
 fingerprint of each image file; a later run with the same ``--out`` reuses
 it when it was made by the same teacher for the same images, image files
-and classes, and refuses it otherwise (``--overwrite`` replaces it). Scoring saves its progress to ``OUT.partial.npz`` every
-``--save-every`` images and on interruption, and an identical run picks it
-up.
+and classes, and refuses it otherwise (``--overwrite`` replaces it).
+Scoring saves its progress to ``OUT.partial.npz`` every ``--save-every``
+images and on interruption, and an identical run picks it up.
 """
 import argparse
 import csv
@@ -37,6 +37,21 @@ from typing import List, Optional, Tuple
 import numpy as np
 from mmengine.config import Config
 
+import spml_mm  # noqa: F401  (registries, the spml_mm:: scheme)
+from spml_mm.datasets.teacher_scores import (TeacherScoreError,
+                                             dataset_classes,
+                                             dataset_image_paths,
+                                             describe_dataset, file_sha256,
+                                             image_fingerprints,
+                                             read_teacher_scores,
+                                             save_teacher_scores,
+                                             teacher_rows)
+from spml_mm.engine.teacher_scorer import (DEFAULT_PROMPTS, RAM_NOT_YET,
+                                           TeacherUnavailableError,
+                                           build_teacher, load_teacher_config)
+from spml_mm.engine.teacher_scoring import (identity_differences,
+                                            paths_sha256, run_identity,
+                                            score_images)
 from spml_mm.utils import ConfigOptionsAction
 
 SOURCES = ('file', 'model', 'clip', 'ram')
@@ -289,24 +304,119 @@ def default_out(cfg: Config, dataset, args) -> str:
                     f'{args.source}{crops}.npz')
 
 
+def run_meta(args, argv, dataset, img_paths, classes, fingerprints,
+             out) -> dict:
+    """What the file records of the run: its images, classes, command,
+    config and dataset (the teacher's part: :func:`add_teacher_meta`)."""
+    command = 'python tools/score_teacher.py ' + shlex.join(
+        sys.argv[1:] if argv is None else list(argv))
+    if '--out' not in command:
+        command += f' --out {shlex.quote(out)}'
+    return dict(source=args.source, num_images=len(img_paths),
+                images_sha256=paths_sha256(img_paths),
+                images_fingerprint=paths_sha256(fingerprints),
+                classes=classes, command=command, config=args.config,
+                dataset=dict(type=type(dataset).__name__,
+                             data_root=dataset.data_root,
+                             split=getattr(dataset, 'split', None)))
+
+
+def add_teacher_meta(args, cfg: Config, meta: dict) -> Optional[Config]:
+    """Record the teacher of ``--source`` in ``meta``: the user's file, or
+    the model's config, weights, crops and prompts (and the feature cache
+    a teacher on cached features reads); the model's config."""
+    if args.source == 'ram':
+        raise NotImplementedError(RAM_NOT_YET)
+    if args.source == 'file':
+        if args.scores and osp.isfile(args.scores):
+            meta.update(scores_file=args.scores,
+                        scores_file_sha256=file_sha256(args.scores))
+        return None
+    teacher_config = args.teacher_config or (
+        DEFAULT_CLIP_CONFIG if args.source == 'clip' else None)
+    if teacher_config is None:
+        raise ValueError('--source model needs --teacher-config')
+    if not args.checkpoint:
+        raise ValueError(f'--source {args.source} needs --checkpoint '
+                         '(the teacher\'s weights)')
+    teacher_cfg = load_teacher_config(teacher_config)
+    if args.teacher_options:
+        teacher_cfg.merge_from_dict(args.teacher_options)
+    meta.update(
+        teacher_config=teacher_config,
+        teacher_config_sha256=paths_sha256(
+            [json.dumps(teacher_cfg.model.to_dict(), sort_keys=True,
+                        default=str)]),
+        checkpoint=args.checkpoint,
+        checkpoint_sha256=file_sha256(args.checkpoint),
+        crop_grid=args.crops, image_size=args.image_size,
+        interpolation='bilinear')
+    if args.source == 'clip':
+        meta.update(prompts=list(args.prompts or DEFAULT_PROMPTS),
+                    temperature=args.temperature)
+    backbone = teacher_cfg.model.get('backbone') or {}
+    if backbone.get('type') == 'PrecomputedFeatures':
+        features = args.feature_cache or cached_features_file(
+            cfg) or cached_features_file(teacher_cfg)
+        if not features or not osp.isfile(features):
+            raise FileNotFoundError(
+                f'{teacher_config} scores cached features; no cache '
+                f'of the images found ({features!r}): write it with '
+                'tools/cache_features.py or pass --feature-cache')
+        meta.update(feature_cache=features,
+                    feature_cache_sha256=file_sha256(features),
+                    image_size=None, interpolation=None)
+    return teacher_cfg
+
+
+def reuse(out: str, identity: dict, dataset, img_paths, classes) -> None:
+    """Reuse the file ``out`` made by the same run: refused where it was
+    made for something else; where it scored other images (a subset of the
+    scored set, an image missing or changed) ``teacher_rows`` reuses the
+    subset and names the others."""
+    table = read_teacher_scores(out)
+    diffs = [
+        diff for diff in identity_differences(
+            run_identity(table['meta']), identity)
+        if diff.split(':')[0] not in IMAGE_KEYS
+    ]
+    if diffs:
+        raise TeacherScoreError(
+            f'{out} exists and was made for something else: '
+            f'{"; ".join(diffs)}. Pass --overwrite to replace it, '
+            'or another --out.')
+    teacher_rows(table, out, img_paths, classes, dataset.data_root,
+                 describe_dataset(dataset))
+    subset = ('' if len(table['img_paths']) == len(img_paths) else
+              f' for these {len(img_paths)} of its '
+              f'{len(table["img_paths"])} images')
+    print(f'{out} holds these scores already{subset} (made '
+          f'{table["meta"].get("created")}); reusing it')
+
+
+def scores_of(args, teacher_cfg, meta, identity, out, dataset, img_paths,
+              classes):
+    """The scores, crop scores and what the teacher adds to the record:
+    the user's file converted, or the images scored by the teacher (its
+    progress in ``OUT.partial.npz``)."""
+    if args.source == 'file':
+        return convert_user_file(args, img_paths, classes, dataset.data_root)
+    teacher = build_teacher(
+        args.source, teacher_cfg, args.checkpoint, classes,
+        args.image_size, meta.get('prompts', DEFAULT_PROMPTS),
+        args.temperature, args.device)
+    os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
+    scores, crops, extra = score_images(
+        teacher, img_paths, dataset.data_root or '', identity,
+        batch_size=args.batch_size, grid=args.crops,
+        partial_path=out + '.partial.npz', save_every=args.save_every,
+        feature_cache=meta.get('feature_cache'))
+    extra.update(teacher.meta())
+    return scores, crops, extra
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
-    import spml_mm  # noqa: F401  (registries, the spml_mm:: scheme)
-    from spml_mm.datasets.teacher_scores import (TeacherScoreError,
-                                                 dataset_classes,
-                                                 dataset_image_paths,
-                                                 describe_dataset, file_sha256,
-                                                 image_fingerprints,
-                                                 read_teacher_scores,
-                                                 save_teacher_scores,
-                                                 teacher_rows)
-    from spml_mm.engine.teacher_scorer import (DEFAULT_PROMPTS, RAM_NOT_YET,
-                                               TeacherUnavailableError,
-                                               build_teacher,
-                                               load_teacher_config)
-    from spml_mm.engine.teacher_scoring import (identity_differences,
-                                                paths_sha256, run_identity,
-                                                score_images)
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
@@ -319,103 +429,17 @@ def main(argv=None) -> int:
               'scores; pass --crops 4 (AEVLP\'s grid; 5 for CUB)',
               file=sys.stderr)
         return 1
-    command = 'python tools/score_teacher.py ' + shlex.join(
-        sys.argv[1:] if argv is None else list(argv))
-    if '--out' not in command:
-        command += f' --out {shlex.quote(out)}'
     try:
         fingerprints = image_fingerprints(img_paths, dataset.data_root)
-    except TeacherScoreError as err:
-        print(f'error: {err}', file=sys.stderr)
-        return 1
-    meta = dict(source=args.source, num_images=len(img_paths),
-                images_sha256=paths_sha256(img_paths),
-                images_fingerprint=paths_sha256(fingerprints),
-                classes=classes, command=command, config=args.config,
-                dataset=dict(type=type(dataset).__name__,
-                             data_root=dataset.data_root,
-                             split=getattr(dataset, 'split', None)))
-    try:
-        if args.source == 'ram':
-            raise NotImplementedError(RAM_NOT_YET)
-        if args.source == 'file':
-            if args.scores and osp.isfile(args.scores):
-                meta.update(scores_file=args.scores,
-                            scores_file_sha256=file_sha256(args.scores))
-        else:
-            teacher_config = args.teacher_config or (
-                DEFAULT_CLIP_CONFIG if args.source == 'clip' else None)
-            if teacher_config is None:
-                raise ValueError('--source model needs --teacher-config')
-            if not args.checkpoint:
-                raise ValueError(f'--source {args.source} needs --checkpoint '
-                                 '(the teacher\'s weights)')
-            teacher_cfg = load_teacher_config(teacher_config)
-            if args.teacher_options:
-                teacher_cfg.merge_from_dict(args.teacher_options)
-            meta.update(
-                teacher_config=teacher_config,
-                teacher_config_sha256=paths_sha256(
-                    [json.dumps(teacher_cfg.model.to_dict(), sort_keys=True,
-                                default=str)]),
-                checkpoint=args.checkpoint,
-                checkpoint_sha256=file_sha256(args.checkpoint),
-                crop_grid=args.crops, image_size=args.image_size,
-                interpolation='bilinear')
-            if args.source == 'clip':
-                meta.update(prompts=list(args.prompts or DEFAULT_PROMPTS),
-                            temperature=args.temperature)
-            backbone = teacher_cfg.model.get('backbone') or {}
-            if backbone.get('type') == 'PrecomputedFeatures':
-                features = args.feature_cache or cached_features_file(
-                    cfg) or cached_features_file(teacher_cfg)
-                if not features or not osp.isfile(features):
-                    raise FileNotFoundError(
-                        f'{teacher_config} scores cached features; no cache '
-                        f'of the images found ({features!r}): write it with '
-                        'tools/cache_features.py or pass --feature-cache')
-                meta.update(feature_cache=features,
-                            feature_cache_sha256=file_sha256(features),
-                            image_size=None, interpolation=None)
+        meta = run_meta(args, argv, dataset, img_paths, classes,
+                        fingerprints, out)
+        teacher_cfg = add_teacher_meta(args, cfg, meta)
         identity = run_identity(meta)
         if osp.isfile(out) and not args.overwrite:
-            table = read_teacher_scores(out)
-            # other images (a subset of the scored set, an image missing or
-            # changed): teacher_rows reuses the subset and names the others
-            diffs = [
-                diff for diff in identity_differences(
-                    run_identity(table['meta']), identity)
-                if diff.split(':')[0] not in IMAGE_KEYS
-            ]
-            if diffs:
-                raise TeacherScoreError(
-                    f'{out} exists and was made for something else: '
-                    f'{"; ".join(diffs)}. Pass --overwrite to replace it, '
-                    'or another --out.')
-            teacher_rows(table, out, img_paths, classes, dataset.data_root,
-                         describe_dataset(dataset))
-            subset = ('' if len(table['img_paths']) == len(img_paths) else
-                      f' for these {len(img_paths)} of its '
-                      f'{len(table["img_paths"])} images')
-            print(f'{out} holds these scores already{subset} (made '
-                  f'{table["meta"].get("created")}); reusing it')
+            reuse(out, identity, dataset, img_paths, classes)
             return 0
-        if args.source == 'file':
-            scores, crops, extra = convert_user_file(
-                args, img_paths, classes, dataset.data_root)
-        else:
-            teacher = build_teacher(
-                args.source, teacher_cfg, args.checkpoint, classes,
-                args.image_size, meta.get('prompts', DEFAULT_PROMPTS),
-                args.temperature, args.device)
-            os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
-            scores, crops, extra = score_images(
-                teacher, img_paths, dataset.data_root or '', identity,
-                batch_size=args.batch_size, grid=args.crops,
-                partial_path=out + '.partial.npz',
-                save_every=args.save_every,
-                feature_cache=meta.get('feature_cache'))
-            extra.update(teacher.meta())
+        scores, crops, extra = scores_of(args, teacher_cfg, meta, identity,
+                                         out, dataset, img_paths, classes)
         # what the run was identified by stays as the cache compares it
         meta.update({k: v for k, v in extra.items() if k not in identity})
         save_teacher_scores(out, scores, img_paths, classes, meta,

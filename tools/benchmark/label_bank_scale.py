@@ -240,7 +240,7 @@ def size_arg(text: str):
     return int(num_samples), int(num_classes)
 
 
-def main():
+def make_parser():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument(
         '--sizes', nargs='+', type=size_arg,
@@ -269,20 +269,14 @@ def main():
         help='measure the gather only; the bank rows come from the '
         'label_bank.json of --out-dir')
     add_out_dir(parser, 'label_bank.{md,json}')
-    args = parser.parse_args()
-    json_path = osp.join(args.out_dir, 'label_bank.json')
-    if args.render_only:
-        with open(json_path) as f:
-            write_results(json.load(f), args.out_dir)
-        return
-    budget = (args.max_gb * 1e9 if args.max_gb else 0.5 * available_bytes())
-    print(f'memory budget {gb(budget)}')
+    return parser
 
+
+def measure_banks(args, budget: float) -> list:
+    """The memory and update rows of every bank of ``--sizes`` in every
+    storage."""
     banks = []
-    if args.gather_only:
-        with open(json_path) as f:
-            banks = json.load(f)['banks']
-    for num_samples, num_classes in [] if args.gather_only else args.sizes:
+    for num_samples, num_classes in args.sizes:
         for storage in STORAGES:
             max_classes = (args.max_classes_large if num_samples > 2000000
                            else args.max_classes)
@@ -291,7 +285,13 @@ def main():
                 measure_bank(num_samples, num_classes, storage, max_classes,
                              budget))
             print(json.dumps(banks[-1]))
+    return banks
 
+
+def measure_gathers(args, budget: float) -> list:
+    """The gather at ``--gather-size`` with the hook's default block bound
+    (halved until it fits in ``budget``), and with one block of all classes
+    at the largest tenth of that size that fits."""
     num_samples, num_classes = args.gather_size
     world = args.world_size
 
@@ -326,7 +326,24 @@ def main():
               f'max_gather_mb={mb:g}')
         gathers.append(measure_gather(n, num_classes, world, mb))
         print(json.dumps(gathers[-1]))
+    return gathers
 
+
+def main():
+    args = make_parser().parse_args()
+    json_path = osp.join(args.out_dir, 'label_bank.json')
+    if args.render_only:
+        with open(json_path) as f:
+            write_results(json.load(f), args.out_dir)
+        return
+    budget = (args.max_gb * 1e9 if args.max_gb else 0.5 * available_bytes())
+    print(f'memory budget {gb(budget)}')
+    if args.gather_only:
+        with open(json_path) as f:
+            banks = json.load(f)['banks']
+    else:
+        banks = measure_banks(args, budget)
+    gathers = measure_gathers(args, budget)
     command = command_line([a for a in sys.argv if a != '--gather-only'])
     results = dict(
         banks=banks, gather=gathers, command=command,
