@@ -121,6 +121,17 @@ def value_and_grad(fn, logits):
     return value.detach(), z.grad
 
 
+def epsilon_cases(release):
+    """Each (logit scale, epsilon) of :data:`CASES`, with the release's
+    epsilon set to it (None: its own) until the next."""
+    epsilon = release.LOG_EPSILON
+    for scale, eps in CASES:
+        if eps is not None:
+            release.LOG_EPSILON = eps
+        yield scale, eps
+        release.LOG_EPSILON = epsilon
+
+
 def compare_vlpl(repo: str, seeds=range(3)) -> dict:
     """VLPL's loss_EM_PL (through compute_batch_loss, the release's mean
     over B x C) against :class:`VLPLLoss`, negative pseudo-labels included
@@ -128,11 +139,8 @@ def compare_vlpl(repo: str, seeds=range(3)) -> dict:
     rows = {}
     with release_modules(repo, ['losses']) as mods:
         release = mods['losses']
-        epsilon = release.LOG_EPSILON
         for name, setting in VLPL_SETTINGS.items():
-            for scale, eps in CASES:
-                if eps is not None:
-                    release.LOG_EPSILON = eps
+            for scale, eps in epsilon_cases(release):
                 worst = {}
                 for seed in seeds:
                     logits, observed, pseudo = random_batch(
@@ -155,7 +163,6 @@ def compare_vlpl(repo: str, seeds=range(3)) -> dict:
                     worst = worse(worst, loss, theirs, logits, observed,
                                   pseudo)
                 rows[case_name(name, scale, eps)] = worst
-                release.LOG_EPSILON = epsilon
     return rows
 
 
@@ -176,12 +183,9 @@ def compare_gpr(repo: str, seeds=range(3)) -> dict:
     rows = {}
     with release_modules(repo, ['utils', 'losses']) as mods:
         release = mods['losses']
-        epsilon = release.LOG_EPSILON
         for name, s in AEVLP_SETTINGS.items():
             w0, wT, b0, bT = s['beta']
-            for scale, eps in CASES:
-                if eps is not None:
-                    release.LOG_EPSILON = eps
+            for scale, eps in epsilon_cases(release):
                 worst = {}
                 for seed in seeds:
                     logits, observed, pseudo = random_batch(
@@ -212,7 +216,6 @@ def compare_gpr(repo: str, seeds=range(3)) -> dict:
                     worst = worse(worst, loss, theirs, logits, observed,
                                   pseudo)
                 rows[case_name(name, scale, eps)] = worst
-                release.LOG_EPSILON = epsilon
     return rows
 
 

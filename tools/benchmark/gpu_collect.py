@@ -56,6 +56,18 @@ def main(argv=None):
         return collect(parser, args)
 
 
+def copy_result(out: str, results: str, name: str, page) -> list:
+    """``name.json`` of the command's output ``out`` into ``results``,
+    with its page ``name.md``; the files written."""
+    found = load_json(osp.join(out, f'{name}.json'))
+    if not found:
+        return []
+    write_json(osp.join(results, f'{name}.json'), found)
+    with open(osp.join(results, f'{name}.md'), 'w') as f:
+        f.write(page(found))
+    return [f'{name}.json', f'{name}.md']
+
+
 def collect(parser, args) -> list:
     manifest = load_json(osp.join(args.out, 'manifest.json'))
     if not manifest:
@@ -72,13 +84,7 @@ def collect(parser, args) -> list:
                      'work_dirs/results)')
     results = args.results_dir
     os.makedirs(results, exist_ok=True)
-    written = []
-    tier = load_json(osp.join(args.out, 'gpu_tier.json'))
-    if tier:
-        write_json(osp.join(results, 'gpu_tier.json'), tier)
-        with open(osp.join(results, 'gpu_tier.md'), 'w') as f:
-            f.write(tier_page(tier))
-        written += ['gpu_tier.json', 'gpu_tier.md']
+    written = copy_result(args.out, results, 'gpu_tier', tier_page)
     speed = osp.join(args.out, 'speed', 'gpu.json')
     if osp.isfile(speed):
         # the operators of every head's step (head_profile.py), if
@@ -88,12 +94,7 @@ def collect(parser, args) -> list:
                   load_json(ops) if osp.isfile(ops) else None)
         print(f'wrote {osp.join(results, "gpu.md")} from {speed}')
         written += ['gpu.json', 'gpu.md']
-    profile = load_json(osp.join(args.out, 'gpu_profile.json'))
-    if profile:
-        write_json(osp.join(results, 'gpu_profile.json'), profile)
-        with open(osp.join(results, 'gpu_profile.md'), 'w') as f:
-            f.write(profile_page(profile))
-        written += ['gpu_profile.json', 'gpu_profile.md']
+    written += copy_result(args.out, results, 'gpu_profile', profile_page)
     for path in sorted(glob.glob(osp.join(args.out, 'evidence',
                                           'accuracy_*'))):
         shutil.copy(path, results)

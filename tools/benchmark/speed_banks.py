@@ -24,8 +24,7 @@ from mmpretrain.registry import MODELS
 from spml_mm.engine.label_bank_scoring import update_in_blocks
 from spml_mm.models.label_banks.batch import ScoredBatch
 from tools.benchmark.measure import clock, profile_call
-from tools.benchmark.pages.results import report_written
-from tools.benchmark.pages.speed import parse_speed_args, write_speed_part
+from tools.benchmark.pages.speed import parse_speed_args, report_part
 from tools.benchmark.spml_setups import (SIZES, load, method_configs,
                                          one_positive, pseudo_label_hook)
 
@@ -99,11 +98,7 @@ def main():
     args = parse_speed_args(parser)
     progress = ProgressBar(len(SIZES) * args.repeats * len(bank_configs()))
     results = measure_banks(args.scale, args.repeats, progress)
-    print()
-    text = write_speed_part(args.out_dir, 'banks', results, sys.argv)
-    print(text or '')
-    report_written(args.out_dir,
-                   ['speed_banks.json'] + (['speed.md'] if text else []))
+    report_part(args.out_dir, 'banks', results, sys.argv)
 
 
 if __name__ == '__main__':

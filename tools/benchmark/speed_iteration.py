@@ -26,8 +26,7 @@ from mmpretrain.registry import MODELS
 
 from tools.analysis.loading import build_model
 from tools.benchmark.measure import interleaved, profile_call
-from tools.benchmark.pages.results import report_written
-from tools.benchmark.pages.speed import parse_speed_args, write_speed_part
+from tools.benchmark.pages.speed import parse_speed_args, report_part
 from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
                                          num_views, one_positive, samples_of,
                                          start_schedules, trained_bank)
@@ -131,11 +130,7 @@ def main():
     args = parse_speed_args(parser)
     results = measure_iteration(args.batch_size, args.img_size, args.rounds,
                                 ProgressBar(args.rounds * 5))
-    print()
-    text = write_speed_part(args.out_dir, 'iteration', results, sys.argv)
-    print(text or '')
-    report_written(args.out_dir,
-                   ['speed_iteration.json'] + (['speed.md'] if text else []))
+    report_part(args.out_dir, 'iteration', results, sys.argv)
 
 
 if __name__ == '__main__':

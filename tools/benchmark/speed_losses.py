@@ -30,9 +30,8 @@ from mmpretrain.registry import MODELS
 from spml_mm.models.data_preprocessors import split_views
 from tools.benchmark.measure import (clock, costliest_operator, interleaved,
                                      profile_call)
-from tools.benchmark.pages.results import report_written
 from tools.benchmark.pages.speed import (REFERENCE_NAME, parse_speed_args,
-                                         write_speed_part)
+                                         report_part)
 from tools.benchmark.spml_setups import (REFERENCE, load, method_configs,
                                          num_views, one_positive,
                                          start_schedules, trained_bank)
@@ -104,11 +103,7 @@ def main():
     args = parse_speed_args(parser)
     progress = ProgressBar(len(LOSS_SHAPES) * args.rounds)
     results = measure_losses(args.rounds, progress)
-    print()
-    text = write_speed_part(args.out_dir, 'losses', results, sys.argv)
-    print(text or '')
-    report_written(args.out_dir,
-                   ['speed_losses.json'] + (['speed.md'] if text else []))
+    report_part(args.out_dir, 'losses', results, sys.argv)
 
 
 if __name__ == '__main__':

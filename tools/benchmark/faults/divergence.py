@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from tools.benchmark.faults.harness import (error_line, judged, refusal,
+from tools.benchmark.faults.harness import (each, error_line, judged, refusal,
                                             stopped_with)
 from tools.common import REPO
 
@@ -69,8 +69,5 @@ def hung_rank(bench):
 
 
 def scenarios(bench):
-    yield lambda: nan_loss(bench)
-    yield lambda: inf_gradient(bench)
-    yield lambda: inf_learning_rate(bench)
-    yield lambda: nan_hyperparameter(bench)
-    yield lambda: hung_rank(bench)
+    yield from each(bench, nan_loss, inf_gradient, inf_learning_rate,
+                    nan_hyperparameter, hung_rank)

@@ -3,6 +3,7 @@ dataset in a temporary folder, configs with the fault injector), the
 judging of an outcome as one of :data:`RESULTS`, the page of the outcomes
 and the command that runs the groups of scenarios."""
 import argparse
+import functools
 import os
 import os.path as osp
 import re
@@ -250,6 +251,28 @@ def snapshot(folder):
     return found
 
 
+def work_with(bench, folder: str, name: str, text: str) -> str:
+    """A new work dir ``folder`` of the bench holding the file ``name``
+    with ``text``."""
+    work = osp.join(bench.tmp, folder)
+    os.makedirs(work)
+    with open(osp.join(work, name), 'w') as f:
+        f.write(text)
+    return work
+
+
+def users_file(bench, folder: str, name: str, text: str, case: str):
+    """A run in a work dir holding a file of the user: the file must be
+    kept, and the run train on."""
+    mine = osp.join(work_with(bench, folder, name, text), name)
+    rc, _ = bench.train(osp.dirname(mine), epochs=1)
+    kept = osp.isfile(mine) and open(mine).read() == text
+    return (case, f'{"kept" if kept else "DELETED"}; trained '
+            f'{"on" if rc == 0 else "FAILED"}',
+            'data lost' if not kept else judged(rc == 0, 'right result',
+                                                'crash'))
+
+
 def data_copy(bench, name, damage=None):
     """A copy of the demo data (images linked) with ``damage`` applied."""
     root = osp.join(bench.tmp, name)
@@ -317,6 +340,12 @@ def write_page(path, rows, groups, every_group):
 #: A group of scenarios: yields them, each returning (fault, outcome, one
 #: of :data:`RESULTS`).
 Group = Callable[[Bench], Iterator[Callable[[], tuple]]]
+
+
+def each(bench: Bench, *cases) -> Iterator[Callable[[], tuple]]:
+    """The scenario of each case function, on ``bench``."""
+    for case in cases:
+        yield functools.partial(case, bench)
 
 
 def scenarios(bench: Bench, groups: Dict[str, Group], only) -> Iterator:

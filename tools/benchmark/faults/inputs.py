@@ -14,9 +14,10 @@ import numpy as np
 
 from spml_mm.datasets import split_train_val
 from tools.benchmark.faults.harness import (CONFIG, bad_file, copied_run,
-                                            data_copy, error_line, judged,
-                                            refusal, snapshot, stopped_with,
-                                            trained_run)
+                                            data_copy, each, error_line,
+                                            judged, refusal, snapshot,
+                                            stopped_with, trained_run,
+                                            users_file, work_with)
 from tools.common import REPO
 
 
@@ -169,47 +170,33 @@ def text_as_npy(bench):
             f'refused: {line.split("Error: ", 1)[-1][:80]}...', result)
 
 
-def unreadable_lock(bench):
-    work = osp.join(bench.tmp, 'bad_lock')
-    os.makedirs(work)
-    with open(osp.join(work, 'spml_run.lock'), 'w') as f:
-        f.write('{"pid": 12')
+def damaged_lock(bench, folder: str, text: str, case: str, width: int):
+    """A lock file that cannot be read left in the work dir: refused,
+    naming it."""
+    work = work_with(bench, folder, 'spml_run.lock', text)
     rc, log = bench.train(work, epochs=1)
     line = error_line(log, 'WorkDirInUseError')
     ok = 'cannot be read' in line and 'host ?' not in line
-    return ('a damaged lock file in the work dir',
-            f'refused: spml_run.lock, '
-            f'{line[line.find("which cannot be read"):][:80]}...',
+    return (case, f'refused: spml_run.lock, '
+            f'{line[line.find("which cannot be read"):][:width]}...',
             judged(ok, refusal(rc, line), 'crash'))
+
+
+def unreadable_lock(bench):
+    return damaged_lock(bench, 'bad_lock', '{"pid": 12',
+                        'a damaged lock file in the work dir', 80)
 
 
 def non_object_lock(bench):
-    work = osp.join(bench.tmp, 'list_lock')
-    os.makedirs(work)
-    with open(osp.join(work, 'spml_run.lock'), 'w') as f:
-        f.write('[1, 2]')
-    rc, log = bench.train(work, epochs=1)
-    line = error_line(log, 'WorkDirInUseError')
-    ok = 'cannot be read' in line and 'host ?' not in line
-    return ('a lock file of valid JSON that is not an object ([1, 2])',
-            f'refused: spml_run.lock, '
-            f'{line[line.find("which cannot be read"):][:90]}...',
-            judged(ok, refusal(rc, line), 'crash'))
+    return damaged_lock(
+        bench, 'list_lock', '[1, 2]',
+        'a lock file of valid JSON that is not an object ([1, 2])', 90)
 
 
 def users_spml_partial(bench):
-    work = osp.join(bench.tmp, 'spml_partial')
-    os.makedirs(work)
-    mine = osp.join(work, 'notes.spml.partial')
-    with open(mine, 'w') as f:
-        f.write('my notes')
-    rc, _ = bench.train(work, epochs=1)
-    kept = osp.isfile(mine) and open(mine).read() == 'my notes'
-    return ('a file of the user named *.spml.partial in the work dir',
-            f'{"kept" if kept else "DELETED"}; trained '
-            f'{"on" if rc == 0 else "FAILED"}',
-            'data lost' if not kept else judged(rc == 0, 'right result',
-                                                'crash'))
+    return users_file(bench, 'spml_partial', 'notes.spml.partial', 'my notes',
+                      'a file of the user named *.spml.partial in the work '
+                      'dir')
 
 
 def spaced_data_root(bench):
@@ -353,18 +340,12 @@ def no_openmmlab(bench):
 
 def scenarios(bench):
     yield from duplicated_list(bench)
-    yield lambda: class_without_positive(bench)
-    yield lambda: gr_q3_inf(bench)
+    yield from each(bench, class_without_positive, gr_q3_inf)
     yield from offline_weights(bench)
-    yield lambda: resume_other_classes(bench)
-    yield lambda: empty_last_checkpoint(bench)
-    yield lambda: text_as_npy(bench)
-    yield lambda: unreadable_lock(bench)
-    yield lambda: non_object_lock(bench)
-    yield lambda: users_spml_partial(bench)
-    yield lambda: spaced_data_root(bench)
-    yield lambda: results_page_default(bench)
+    yield from each(bench, resume_other_classes, empty_last_checkpoint,
+                    text_as_npy, unreadable_lock, non_object_lock,
+                    users_spml_partial, spaced_data_root,
+                    results_page_default)
     yield from users_stage(bench)
     yield from collected(bench)
-    yield lambda: changed_json(bench)
-    yield lambda: no_openmmlab(bench)
+    yield from each(bench, changed_json, no_openmmlab)

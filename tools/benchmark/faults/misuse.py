@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
-from tools.benchmark.faults.harness import (CONFIG, bad_file, copied_run,
+from tools.benchmark.faults.harness import (CONFIG, bad_file, copied_run, each,
                                             error_line, judged, recovered,
                                             refusal, snapshot, stopped_with,
-                                            trained_run)
+                                            trained_run, users_file)
 from tools.common import REPO
 
 
@@ -106,19 +106,9 @@ def stale_lock(bench):
 
 
 def foreign_partial(bench):
-    work = osp.join(bench.tmp, 'own_files')
-    os.makedirs(work)
-    mine = osp.join(work, 'weights.pth.partial')
-    with open(mine, 'wb') as f:
-        f.write(b'a download in progress')
-    rc, _ = bench.train(work, epochs=1)
-    kept = osp.isfile(mine) and open(mine, 'rb').read() == \
-        b'a download in progress'
-    return ('a file of the user named *.partial in the work dir',
-            f'{"kept" if kept else "DELETED"}; trained '
-            f'{"on" if rc == 0 else "FAILED"}',
-            'data lost' if not kept else judged(rc == 0, 'right result',
-                                                'crash'))
+    return users_file(bench, 'own_files', 'weights.pth.partial',
+                      'a download in progress',
+                      'a file of the user named *.partial in the work dir')
 
 
 def kill_in_last_validation(bench):
@@ -186,13 +176,9 @@ def setting(bench, name, fault, options, expect, base=CONFIG, epochs=1):
 
 
 def scenarios(bench):
-    yield lambda: other_architecture(bench)
-    yield lambda: other_method(bench)
-    yield lambda: concurrent_runs(bench)
-    yield lambda: reused_work_dir(bench)
-    yield lambda: stale_lock(bench)
-    yield lambda: foreign_partial(bench)
-    yield lambda: kill_in_last_validation(bench)
+    yield from each(bench, other_architecture, other_method, concurrent_runs,
+                    reused_work_dir, stale_lock, foreign_partial,
+                    kill_in_last_validation)
     for damage in ('truncated', 'empty'):
         for tool in ('test', 'resume'):
             yield lambda d=damage, t=tool: damaged_checkpoint(bench, d, t)

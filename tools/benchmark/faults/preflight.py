@@ -11,7 +11,7 @@ import numpy as np
 
 from spml_mm.datasets import split_train_val
 from tools.benchmark.faults.harness import (CONFIG, TRAIN_LINE, data_copy,
-                                            error_line, judged, refusal)
+                                            each, error_line, judged, refusal)
 
 
 def before_training(log: str, marker: str) -> bool:
@@ -170,8 +170,6 @@ def scenarios(bench):
     yield lambda: observed_default(bench,
                                    'configs/grloss/grloss_vgg11bn_demo.py',
                                    'observed_gr')
-    yield lambda: observed_wrong_key(bench)
-    yield lambda: subset_without_class(bench)
-    yield lambda: split_without_positive(bench)
-    yield lambda: validation_crash(bench)
-    yield lambda: expression_option(bench)
+    yield from each(bench, observed_wrong_key, subset_without_class,
+                    split_without_positive, validation_crash,
+                    expression_option)

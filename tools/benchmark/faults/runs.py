@@ -6,8 +6,9 @@ import os.path as osp
 import re
 import shutil
 
-from tools.benchmark.faults.harness import (best_files, copied_run, error_line,
-                                            judged, recovered, refusal)
+from tools.benchmark.faults.harness import (best_files, copied_run, each,
+                                            error_line, judged, recovered,
+                                            refusal)
 
 
 def early_stopping_after_kill(bench):
@@ -120,9 +121,6 @@ def weights_only_resume(bench):
 
 
 def scenarios(bench):
-    yield lambda: resume_from_other_run(bench)
-    yield lambda: moved_work_dir(bench)
-    yield lambda: weights_only_resume(bench)
-    yield lambda: early_stopping_after_kill(bench)
-    yield lambda: other_constructor_resume(bench)
-    yield lambda: older_metainfo_resume(bench)
+    yield from each(bench, resume_from_other_run, moved_work_dir,
+                    weights_only_resume, early_stopping_after_kill,
+                    other_constructor_resume, older_metainfo_resume)

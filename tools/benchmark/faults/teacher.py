@@ -10,8 +10,8 @@ import shutil
 import numpy as np
 
 from spml_mm.utils import load_checkpoint_safely
-from tools.benchmark.faults.harness import (TRAIN_LINE, error_line, judged,
-                                            refusal)
+from tools.benchmark.faults.harness import (TRAIN_LINE, each, error_line,
+                                            judged, refusal)
 from tools.common import REPO
 
 
@@ -250,9 +250,7 @@ def documented_clip_command(bench):
 def scenarios(bench):
     yield lambda: regenerated_teacher_data(bench)
     yield from teacher_resume(bench)
-    yield lambda: teacher_subset(bench)
-    yield lambda: teacher_without_crops(bench)
-    yield lambda: teacher_without_fingerprints(bench)
-    yield lambda: teacher_text_npz(bench)
+    yield from each(bench, teacher_subset, teacher_without_crops,
+                    teacher_without_fingerprints, teacher_text_npz)
     yield from teacher_check_dataset(bench)
     yield lambda: documented_clip_command(bench)

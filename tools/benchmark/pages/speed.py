@@ -7,6 +7,7 @@ import os
 import os.path as osp
 from typing import List, Optional, Sequence
 
+from tools.benchmark.pages.results import report_written
 from tools.common import add_out_dir, command_line, machine_summary
 
 #: the reference of the loss table (tools/benchmark/spml_setups.py)
@@ -247,6 +248,17 @@ def write_speed_part(out_dir: str, part: str, results, argv: Sequence[str]
     with open(osp.join(out_dir, f'speed_{part}.json'), 'w') as f:
         json.dump(dict(command=command, results=results), f, indent=1)
     return render_speed(out_dir)
+
+
+def report_part(out_dir: str, part: str, results, argv: Sequence[str]
+                ) -> None:
+    """Write one entry point's part (:func:`write_speed_part`), print the
+    cost section where it renders and say what was written."""
+    print()
+    text = write_speed_part(out_dir, part, results, argv)
+    print(text or '')
+    report_written(out_dir,
+                   [f'speed_{part}.json'] + (['speed.md'] if text else []))
 
 
 def render_speed(out_dir: str) -> Optional[str]:
