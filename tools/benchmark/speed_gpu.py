@@ -44,8 +44,6 @@ from spml_mm.engine import GPU_FAST_DEFAULTS, apply_gpu_fast
 from tools.benchmark.gpu_steps import (METHODS, PRECISIONS, build,
                                        environment, fresh, load, num_views,
                                        synthetic_batch, with_precision)
-# the model tests of spml_mm import the tiny backbone from here
-from tools.benchmark.gpu_steps import TINY_BACKBONE  # noqa: F401
 from tools.benchmark.pages.gpu import render, write
 from tools.common import code_fingerprint, commit
 
