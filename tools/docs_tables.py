@@ -9,13 +9,14 @@ invisible on the rendered page::
 ``<!-- results: KIND ARGS -->`` names what goes there (:data:`KINDS`); STEM
 is a json of ``docs/results/`` without ``.json`` (``accuracy`` is the demo
 benchmark, ``accuracy_proxy-voc_linear-f0.2`` a proxy table), METHOD a key of
-``tools.benchmark.accuracy.METHODS``. The demo configs' ``mAP`` in the
+``tools.benchmark.suites.METHODS``. The demo configs' ``mAP`` in the
 method folders' ``metafile.yml`` are written from ``accuracy.json`` too.
 ``tools.benchmark.accuracy`` runs this after it writes ``docs/results``.
 
 A page a benchmark tool writes whole (``docs/RESULTS.md`` and each page under
 ``docs/results`` without a block) is rendered again from its json in memory
-(:data:`TOOL_PAGES`) and compared line by line; what the json does not hold
+(:data:`TOOL_PAGES`, with the renderers of ``tools.benchmark.pages``, the
+tools' own) and compared line by line; what the json does not hold
 (the command, the machine, a title) matches any text. Such a page is named
 when it differs, and so is one that no renderer covers (:data:`NO_JSON` lists
 the pages without a json, and why); this tool does not rewrite them, their
