@@ -120,6 +120,37 @@ def test_no_module_imports_one_that_imports_it_back():
     assert not cycles, '\n'.join(' -> '.join(c) for c in cycles)
 
 
+def wrong_floor_imports(graph):
+    """(module, import) for every loss module that imports a label bank's
+    module, and every label bank's module that imports ``spml_mm.datasets``:
+    the losses read the banks' states from ``models/label_states.py``, and
+    the teacher score hook reads a bank's score file for it."""
+    losses = 'spml_mm.models.losses'
+    banks = 'spml_mm.models.label_banks'
+    return sorted(
+        (name, other) for name, imported in graph.items()
+        for other in imported
+        if name.startswith(losses) and other.startswith(banks)
+        or name.startswith(banks) and other.startswith('spml_mm.datasets'))
+
+
+def test_losses_skip_the_banks_and_banks_skip_the_datasets():
+    wrong = wrong_floor_imports(import_graph())
+    assert not wrong, '\n'.join(f'{m} imports {o}' for m, o in wrong)
+    # as em_loss.py once read the states from the bank's module, and the
+    # teacher bank its score file from the datasets'
+    assert wrong_floor_imports({
+        'spml_mm.models.losses.em_loss':
+        {'spml_mm.models.label_banks.label_bank'},
+        'spml_mm.models.label_banks.teacher_label_bank':
+        {'spml_mm.datasets.teacher_scores'},
+        'spml_mm.models.losses.gr': {'spml_mm.models.label_states'},
+    }) == [('spml_mm.models.label_banks.teacher_label_bank',
+            'spml_mm.datasets.teacher_scores'),
+           ('spml_mm.models.losses.em_loss',
+            'spml_mm.models.label_banks.label_bank')]
+
+
 def test_tools_runs_in_one_direction():
     """Runners import shared modules, shared modules never a runner (e.g.
     tools/docs_tables.py reads the result pages' renderers, never the tools

@@ -410,9 +410,18 @@ def teacher_rows(table: dict,
     return found
 
 
-def load_teacher_table(path: str, dataset) -> Dict[str, torch.Tensor]:
+def load_teacher_table(path: str,
+                       dataset,
+                       crops: bool = False) -> Dict[str, torch.Tensor]:
     """The teacher scores of every image of ``dataset``, checked against
     its classes, images and image files (:func:`teacher_rows`).
+
+    Args:
+        path (str): A teacher score ``.npz``.
+        dataset (BaseDataset): The (training) dataset the scores are for.
+        crops (bool): Refuse a file without crop scores
+            (:func:`no_crops_error`), for a reader of them (DAMP). Defaults
+            to False.
 
     Returns:
         dict: ``scores``, float32 (len(dataset), C) in [0, 1], row ``i`` the
@@ -424,6 +433,8 @@ def load_teacher_table(path: str, dataset) -> Dict[str, torch.Tensor]:
                         dataset_classes(dataset),
                         getattr(dataset, 'data_root', None),
                         describe_dataset(dataset))
+    if crops and 'crop_scores' not in table:
+        raise no_crops_error(path)
     return {
         name: torch.from_numpy(
             np.ascontiguousarray(table[name][rows], np.float32))
@@ -461,7 +472,5 @@ def load_teacher_scores(path: str,
         torch.Tensor: float32 (len(dataset), C) in [0, 1], row ``i`` the
         image of ``sample_idx`` ``i``.
     """
-    table = load_teacher_table(path, dataset)
-    if crops and 'crop_scores' not in table:
-        raise no_crops_error(path)
+    table = load_teacher_table(path, dataset, crops)
     return table['crop_scores' if crops else 'scores']

@@ -16,8 +16,7 @@ from mmengine.runner.amp import autocast
 from spml_mm.models.label_banks import LabelBank
 from spml_mm.models.label_banks.batch import (ScoredBatch, label_matrix,
                                               sample_indices)
-from spml_mm.models.label_banks.label_bank import (PSEUDO_NEGATIVE,
-                                                  PSEUDO_POSITIVE)
+from spml_mm.models.label_states import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
 from spml_mm.utils import to_device
 
 #: Share of ``max_gather_mb`` that one round of the chunked gather moves

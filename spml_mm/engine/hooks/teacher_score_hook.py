@@ -28,8 +28,9 @@ class SPMLTeacherScoreHook(Hook):
 
     Before training, every label bank of the model written by a teacher
     (``WRITTEN_BY = 'teacher'``: :class:`TeacherLabelBank`,
-    :class:`DAMPLabelBank`) reads its ``score_file`` for the training set,
-    which refuses a file written for other images, image files or classes.
+    :class:`DAMPLabelBank`) is filled from its ``score_file``, read for the
+    training set, which refuses a file written for other images, image
+    files or classes (or without crop scores, for a bank that reads them).
     Every rank reads the same file, so the banks are identical on all ranks.
     The log names the file and says how many teacher scores per image reach
     the bank's threshold.
@@ -71,7 +72,8 @@ class SPMLTeacherScoreHook(Hook):
         }
 
     def before_run(self, runner) -> None:
-        from spml_mm.datasets.teacher_scores import file_sha256
+        from spml_mm.datasets.teacher_scores import (file_sha256,
+                                                     load_teacher_table)
 
         # Runner.test() calls before_run too; there the bank keeps the size
         # of the checkpoint it loads
@@ -86,7 +88,9 @@ class SPMLTeacherScoreHook(Hook):
         dataset = runner.train_dataloader.dataset
         training_set_size(dataset, 'SPMLTeacherScoreHook', 'teacher scores')
         for name, bank in banks.items():
-            stats = bank.fill(dataset)
+            stats = bank.fill_from(
+                load_teacher_table(bank.score_file, dataset,
+                                   crops=bank.READS_CROPS))
             self.sources[name] = dict(score_file=bank.score_file,
                                       sha256=file_sha256(bank.score_file))
             summary = ', '.join(f'{k}: {v:.2f}' for k, v in stats.items())

@@ -5,7 +5,8 @@ import torch
 from mmengine import dist
 from mmpretrain.registry import MODELS
 
-from .label_bank import PSEUDO_POSITIVE, LabelBank
+from ..label_states import PSEUDO_POSITIVE
+from .label_bank import LabelBank
 from .storage import decode_states, encode_states
 
 

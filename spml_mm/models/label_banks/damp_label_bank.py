@@ -3,7 +3,7 @@ from typing import Dict, Optional, Tuple
 import torch
 from mmpretrain.registry import MODELS
 
-from .label_bank import UNLABELLED
+from ..label_states import UNLABELLED
 from .teacher_label_bank import TeacherLabelBank
 
 
@@ -59,6 +59,7 @@ class DAMPLabelBank(TeacherLabelBank):
     """
 
     NAME = 'DAMP label bank'
+    READS_CROPS = True
 
     def __init__(self,
                  num_classes: int,
@@ -86,12 +87,9 @@ class DAMPLabelBank(TeacherLabelBank):
 
     def fill_from(self, table: Dict[str, torch.Tensor]) -> Dict[str, float]:
         """Fill the whole-image and crop scores (see
-        :meth:`TeacherLabelBank.fill_from`); refuses a file without crop
-        scores."""
-        from spml_mm.datasets.teacher_scores import no_crops_error
-        crops = table.get('crop_scores')
-        if crops is None:
-            raise no_crops_error(self.score_file)
+        :meth:`TeacherLabelBank.fill_from`; the hook reads them with
+        ``crops=True``, which refuses a file without crop scores)."""
+        crops = table['crop_scores']
         self._check_columns(crops, 'crop_scores')
         stats = super().fill_from(table)
         self.crop_max.copy_(crops.amax(1))

@@ -6,15 +6,11 @@ import torch
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
+from ..label_states import PSEUDO_NEGATIVE, PSEUDO_POSITIVE, UNLABELLED
 from .base_label_bank import BaseLabelBank
 from .batch import ScoredBatch, label_matrix
 from .storage import (STATES_PER_BYTE, STORAGE_BYTES, decode_soft_labels,
                       decode_states, encode_soft_labels, encode_states)
-
-#: States of a bank entry.
-UNLABELLED = 0
-PSEUDO_NEGATIVE = -1
-PSEUDO_POSITIVE = 1
 
 
 @MODELS.register_module()

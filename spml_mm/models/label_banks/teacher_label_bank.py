@@ -3,8 +3,8 @@ from typing import Dict, Optional, Tuple
 import torch
 from mmpretrain.registry import MODELS
 
+from ..label_states import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
 from .base_label_bank import BaseLabelBank
-from .label_bank import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
 
 
 @MODELS.register_module()
@@ -50,6 +50,9 @@ class TeacherLabelBank(BaseLabelBank):
     ENTRY_KEYS = ('pseudo_label', )
     WRITTEN_BY = 'teacher'
     NAME = 'teacher label bank'
+    #: Whether the bank reads crop scores too, so that a score file without
+    #: them is refused when it is read.
+    READS_CROPS = False
 
     def __init__(self,
                  num_classes: int,
@@ -88,21 +91,17 @@ class TeacherLabelBank(BaseLabelBank):
     def row_buffers(self) -> Tuple[str, ...]:
         return ('teacher_score', )
 
-    def fill(self, dataset) -> Dict[str, float]:
-        """Size the bank for ``dataset`` and read its teacher scores from
-        ``score_file`` (refused when the file was written for other images,
-        image files or classes).
+    def fill_from(self, table: Dict[str, torch.Tensor]) -> Dict[str, float]:
+        """Size the bank and fill it from the teacher scores of the training
+        set: the tensors of
+        :func:`~spml_mm.datasets.teacher_scores.load_teacher_table`, which
+        ``SPMLTeacherScoreHook`` reads from ``score_file`` (and refuses when
+        the file was written for other images, image files or classes).
 
         Returns:
             dict: The mean number per image of teacher scores at least
             ``threshold``, for the log.
         """
-        from spml_mm.datasets.teacher_scores import load_teacher_table
-        return self.fill_from(load_teacher_table(self.score_file, dataset))
-
-    def fill_from(self, table: Dict[str, torch.Tensor]) -> Dict[str, float]:
-        """Fill the bank from the tensors of
-        :func:`~spml_mm.datasets.teacher_scores.load_teacher_table`."""
         scores = table['scores']
         self._check_columns(scores, 'scores')
         self.allocate(len(scores))

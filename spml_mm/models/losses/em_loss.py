@@ -5,7 +5,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
-from ..label_banks.label_bank import PSEUDO_NEGATIVE
+from ..label_states import PSEUDO_NEGATIVE
 from .value_and_grad import differentiable, indicator
 
 

@@ -7,7 +7,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
-from ..label_banks.label_bank import PSEUDO_POSITIVE
+from ..label_states import PSEUDO_POSITIVE
 from .value_and_grad import differentiable
 
 #: The paper's three ways of modifying the large losses.

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 from mmpretrain.registry import MODELS
 
-from ..label_banks.label_bank import PSEUDO_POSITIVE
+from ..label_states import PSEUDO_POSITIVE
 from .value_and_grad import differentiable, indicator
 
 

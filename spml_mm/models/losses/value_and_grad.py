@@ -15,7 +15,7 @@ from typing import Callable, Optional, Tuple
 
 import torch
 
-from ..label_banks.label_bank import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
+from ..label_states import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
 
 ValueAndGrad = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 

@@ -91,21 +91,15 @@ def test_bad_settings_and_empty_bank():
                                              torch.zeros(1, 3))
 
 
-def test_fill_reads_scores_and_crops(monkeypatch):
-    from spml_mm.datasets import teacher_scores
+def test_fill_reads_scores_and_crops():
     g = torch.Generator().manual_seed(0)
     whole, crops = torch.rand(6, 4, generator=g), torch.rand(6, 5, 4,
                                                               generator=g)
-    calls = []
-
-    def load(path, dataset):
-        calls.append((path, dataset))
-        return dict(scores=whole, crop_scores=crops)
-
-    monkeypatch.setattr(teacher_scores, 'load_teacher_table', load)
+    # the table SPMLTeacherScoreHook reads (load_teacher_table), crops and
+    # all for the bank that reads them
+    assert not TeacherLabelBank.READS_CROPS and DAMPLabelBank.READS_CROPS
     bank = DAMPLabelBank(4, 'teacher.npz', threshold=0.5)
-    stats = bank.fill('the dataset')
-    assert calls == [('teacher.npz', 'the dataset')]
+    stats = bank.fill_from(dict(scores=whole, crop_scores=crops))
     assert bank.num_samples == 6 and torch.equal(bank.teacher_score, whole)
     assert torch.equal(bank.crop_max, crops.amax(1))
     assert torch.equal(bank.crop_min, crops.amin(1))
@@ -115,4 +109,4 @@ def test_fill_reads_scores_and_crops(monkeypatch):
         teacher_crops=5)
     with pytest.raises(ValueError, match='teacher.npz: scores have 4 classes '
                        'but model.head.num_classes is 3'):
-        TeacherLabelBank(3, 'teacher.npz').fill('the dataset')
+        TeacherLabelBank(3, 'teacher.npz').fill_from(dict(scores=whole))

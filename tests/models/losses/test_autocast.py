@@ -16,8 +16,7 @@ import torch
 import torch.nn as nn
 
 from spml_mm.models import losses
-from spml_mm.models.label_banks.label_bank import (PSEUDO_NEGATIVE,
-                                                  PSEUDO_POSITIVE)
+from spml_mm.models.label_states import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
 from spml_mm.models.losses.unified_spml_loss import PRESETS
 
 B, C = 8, 6

@@ -10,7 +10,7 @@ their bank holds.
 import pytest
 import torch
 
-from spml_mm.models.label_banks.label_bank import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
+from spml_mm.models.label_states import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
 from spml_mm.models.losses import (EMLoss, LLLoss, OPMLLoss, PartialBCELoss,
                                    UnifiedSPMLLoss, large_loss_selection,
                                    ll_loss)

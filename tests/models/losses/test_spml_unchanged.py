@@ -23,7 +23,7 @@ import re
 import pytest
 import torch
 
-from spml_mm.models.label_banks.label_bank import PSEUDO_POSITIVE
+from spml_mm.models.label_states import PSEUDO_POSITIVE
 from spml_mm.models.losses import (LLLoss, OPMLLoss, UnifiedSPMLLoss,
                                    an_loss, em_loss, epr_loss, gr_loss,
                                    large_loss_selection, lasd_loss, ll_loss,

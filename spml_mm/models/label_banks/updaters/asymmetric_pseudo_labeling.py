@@ -3,7 +3,8 @@ from typing import Dict
 import torch
 from mmpretrain.registry import MODELS
 
-from ..label_bank import PSEUDO_NEGATIVE, UNLABELLED, LabelBank
+from ...label_states import PSEUDO_NEGATIVE, UNLABELLED
+from ..label_bank import LabelBank
 from .base_label_updater import BaseLabelUpdater
 from .selection import count_per_class, lowest_per_class
 

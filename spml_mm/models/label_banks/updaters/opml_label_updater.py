@@ -4,8 +4,9 @@ import numpy as np
 import torch
 from mmpretrain.registry import MODELS
 
-from spml_mm.evaluation.metrics import average_precision_per_class
-from ..label_bank import PSEUDO_POSITIVE, LabelBank
+from spml_mm.utils.average_precision import average_precision_per_class
+from ...label_states import PSEUDO_POSITIVE
+from ..label_bank import LabelBank
 from ..opml_label_bank import OPMLLabelBank
 from .base_label_updater import BaseLabelUpdater
 from .selection import count_per_class, lowest_per_class
