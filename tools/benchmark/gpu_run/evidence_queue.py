@@ -5,11 +5,12 @@ import math
 from typing import List, Tuple
 
 from tools.benchmark.pages.accuracy import grid_position
+from tools.benchmark.suites import PROXY_CONFIGS, TEACHER_CONFIGS
 
 #: the queue: the papers' methods in the order of the table, then those that
 #: read the model teacher's scores; each one's rate grid
-METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml', 'opml_sp')
-TEACHER_METHODS = ('vlpl', 'aevlp')
+METHODS = tuple(PROXY_CONFIGS)
+TEACHER_METHODS = tuple(TEACHER_CONFIGS)
 ADAM_RATES = ('1e-05', '0.0001', '0.001')
 SGD_RATES = ('0.0001', '0.001', '0.01')
 SEEDS = (0, 1, 2)
