@@ -151,6 +151,40 @@ def test_losses_skip_the_banks_and_banks_skip_the_datasets():
             'spml_mm.models.label_banks.label_bank')]
 
 
+def floors(graph, package):
+    """Module of ``package`` (not a package's ``__init__``) -> its floor:
+    1 for a module that imports no other module of ``package``, else one
+    above the highest floor it imports."""
+    modules = {name for name in graph if name.startswith(package + '.')
+               and not (PACKAGE.parent / name.replace('.', osp.sep) /
+                        '__init__.py').exists()}
+    found = {}
+
+    def floor(name):
+        if name not in found:
+            found[name] = 1 + max((floor(other) for other in graph[name]
+                                   if other in modules), default=0)
+        return found[name]
+
+    for name in modules:
+        floor(name)
+    return found
+
+
+def test_models_stand_on_at_most_five_floors():
+    """A loss reads as its equation beside its module (gr.py, gpr.py), not
+    a tower of layers; the states and the epoch protocol are floor 1."""
+    found = floors(import_graph(), 'spml_mm.models')
+    top = max(found.values())
+    assert top <= 5, '\n'.join(f'{n}: {f}' for n, f in sorted(
+        found.items(), key=lambda item: item[1]) if f > 3)
+    for name in ('label_states', 'epoch_scheduled'):
+        assert found[f'spml_mm.models.{name}'] == 1
+    # a chain of three: a -> b -> c
+    chain = {'p.a': {'p.b'}, 'p.b': {'p.c'}, 'p.c': set()}
+    assert floors(chain, 'p') == {'p.a': 3, 'p.b': 2, 'p.c': 1}
+
+
 def test_tools_runs_in_one_direction():
     """Runners import shared modules, shared modules never a runner (e.g.
     tools/docs_tables.py reads the result pages' renderers, never the tools
@@ -182,12 +216,13 @@ def test_the_check_sees_cycles_through_imports_in_functions():
     """As GR's once was: gr_loss.py imported the unified loss at the top and
     the unified loss imported gr_loss.py inside its forward."""
     losses = 'spml_mm.models.losses'
+    then = [f'{losses}.gr_loss', f'{losses}.unified_spml_loss']
     graph = dict(
         gr=imports_in('from .unified_spml_loss import UnifiedSPMLLoss\n',
-                      f'{losses}.gr_loss'),
+                      f'{losses}.gr_loss', modules=then),
         unified=imports_in(
             'def forward():\n    from .gr_loss import gr_loss\n',
-            f'{losses}.unified_spml_loss'))
+            f'{losses}.unified_spml_loss', modules=then))
     assert graph == dict(gr={f'{losses}.unified_spml_loss'},
                          unified={f'{losses}.gr_loss'})
     graph = {f'{losses}.gr_loss': graph['gr'],
@@ -223,3 +258,18 @@ sys.exit(bool(failed))
                           capture_output=True, text=True,
                           cwd=PACKAGE.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_import_spml_mm_leaves_the_teacher_scoring_out():
+    """Training reads a teacher's score file, never a teacher: the scoring
+    (``spml_mm.teacher``) is loaded only by what scores, e.g.
+    tools/score_teacher.py."""
+    script = ('import json, sys, spml_mm\n'
+              'print(json.dumps(sorted(m for m in sys.modules\n'
+              "    if m.startswith('spml_mm.teacher'))))\n")
+    proc = subprocess.run([sys.executable, '-c', script],
+                          capture_output=True, text=True,
+                          cwd=PACKAGE.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == '[]'

@@ -12,6 +12,7 @@ from mmengine.model import MMDistributedDataParallel
 from mmpretrain.registry import MODELS
 
 from spml_mm.engine.hooks import SPMLEpochHook
+from spml_mm.models.epoch_scheduled import EpochScheduled, schedule_at
 from tests.conftest import PYTHON, run_tool
 
 
@@ -47,11 +48,36 @@ def test_hook_reaches_loss_inside_ddp(tmp_path):
         dist.destroy_process_group()
     loss = model.module.head.loss_module
     # epoch 4 of 8 (0-based): beta at 4/8, alpha at 5/8
-    assert loss._k_now == pytest.approx(dict(w=5., b=-5.))
-    assert loss._v_now == pytest.approx(dict(mu=0.6875, sigma=1.0625))
+    assert loss.k_now == pytest.approx(dict(w=5., b=-5.))
+    assert loss.v_now == pytest.approx(dict(mu=0.6875, sigma=1.0625))
     for name, value in dict(w=5., b=-5., mu=0.6875, sigma=1.0625).items():
         assert hub.get_scalar(f'train/{name}').current() == pytest.approx(
             value)
+
+
+def test_hook_selects_the_epoch_scheduled_by_type():
+    """A module is moved because it is an EpochScheduled, not because it
+    happens to have a method of that name (a sampler's, a wrapper's)."""
+
+    class Scheduled(nn.Module, EpochScheduled):
+
+        def set_epoch(self, epoch, max_epochs):
+            self.at = schedule_at((1., 3.), epoch / max_epochs)
+            return dict(at=self.at)
+
+    class Lookalike(nn.Module):
+
+        def set_epoch(self, epoch, max_epochs):
+            raise AssertionError('not an EpochScheduled')
+
+    model = nn.Sequential(Scheduled(), Lookalike())
+    hub = MessageHub.get_instance('test_epoch_hook_by_type')
+    SPMLEpochHook().before_train_epoch(
+        SimpleNamespace(model=model, epoch=1, max_epochs=4, message_hub=hub))
+    assert model[0].at == 1.5
+    assert hub.get_scalar('train/at').current() == 1.5
+    with pytest.raises(TypeError, match='abstract'):
+        type('Unfinished', (nn.Module, EpochScheduled), {})()
 
 
 @pytest.mark.slow

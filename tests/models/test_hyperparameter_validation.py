@@ -14,7 +14,7 @@ from spml_mm.models.losses.an_loss import ANLoss
 from spml_mm.models.losses.consistency import ViewConsistency
 from spml_mm.models.losses.em_loss import EMLoss
 from spml_mm.models.losses.epr_loss import EPRLoss
-from spml_mm.models.losses.gr_loss import GRLoss
+from spml_mm.models.losses.gr import GRLoss
 from spml_mm.models.losses.lasd_loss import LASDLoss
 from spml_mm.models.losses.opml_loss import OPMLLoss
 from spml_mm.models.losses.role_loss import ROLELoss

@@ -1,6 +1,8 @@
 from mmengine.hooks import Hook
 from mmpretrain.registry import HOOKS
 
+from spml_mm.models.epoch_scheduled import EpochScheduled
+
 
 @HOOKS.register_module()
 class SPMLEpochHook(Hook):
@@ -9,7 +11,9 @@ class SPMLEpochHook(Hook):
 
     Before every training epoch, calls ``set_epoch(runner.epoch,
     runner.max_epochs)`` (0-based epoch) on every module of the model that
-    has it, wrappers such as DDP included, and writes the values it returns
+    is an :class:`~spml_mm.models.epoch_scheduled.EpochScheduled` (GR's and
+    the unified framework's losses, LL's), wrappers such as DDP included,
+    and writes the values it returns
     to the message hub as ``train/<name>``, so that they show in the log
     lines and the visualizer's scalars. Runs again on ``--resume``, so a
     resumed run continues its schedules.
@@ -20,9 +24,8 @@ class SPMLEpochHook(Hook):
 
     def before_train_epoch(self, runner) -> None:
         for module in runner.model.modules():
-            set_epoch = getattr(module, 'set_epoch', None)
-            if not callable(set_epoch):
+            if not isinstance(module, EpochScheduled):
                 continue
-            values = set_epoch(runner.epoch, runner.max_epochs) or {}
+            values = module.set_epoch(runner.epoch, runner.max_epochs) or {}
             for name, value in values.items():
                 runner.message_hub.update_scalar(f'train/{name}', value)

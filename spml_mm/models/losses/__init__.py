@@ -1,13 +1,10 @@
 from .an_loss import ANLoss, an_loss
-from .base import BaseSPMLLoss
+from .base import BaseSPMLLoss, PseudoLabelLoss
 from .consistency import ViewConsistency, view_consistency
 from .em_loss import EMLoss, em_loss
 from .epr_loss import EPRLoss, epr_loss
-from .gpr import gpr_loss
-from .gpr_loss import GPRLoss
-from .gr_loss import GRLoss
-# after .gr_loss, whose import binds the name `gr_loss` to that module
-from .gr import gr_loss
+from .gpr import GPRLoss, gpr_loss
+from .gr import GRLoss, gr_loss
 from .large_loss import LLLoss, large_loss_selection, ll_loss
 from .lasd_loss import LASDLoss, lasd_loss, theorem_5_4_lambda_neg
 from .role_loss import ROLELoss, role_loss
@@ -17,8 +14,8 @@ from .unified_spml_loss import UnifiedSPMLLoss, unified_spml_loss
 from .vlpl_loss import VLPLLoss, vlpl_loss
 
 __all__ = [
-    'BaseSPMLLoss', 'ANLoss', 'an_loss', 'LASDLoss', 'lasd_loss',
-    'theorem_5_4_lambda_neg',
+    'BaseSPMLLoss', 'PseudoLabelLoss', 'ANLoss', 'an_loss', 'LASDLoss',
+    'lasd_loss', 'theorem_5_4_lambda_neg',
     'ViewConsistency', 'view_consistency', 'EMLoss', 'em_loss',
     'GRLoss', 'gr_loss', 'GPRLoss', 'gpr_loss', 'VLPLLoss', 'vlpl_loss',
     'UnifiedSPMLLoss', 'unified_spml_loss', 'OPMLLoss', 'opml_loss',

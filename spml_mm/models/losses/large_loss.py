@@ -7,6 +7,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from mmpretrain.registry import MODELS
 
+from ..epoch_scheduled import EpochScheduled
 from ..label_states import PSEUDO_POSITIVE
 from .value_and_grad import differentiable
 
@@ -97,7 +98,7 @@ ll_loss = differentiable(ll_value_and_grad)
 
 
 @MODELS.register_module()
-class LLLoss(nn.Module):
+class LLLoss(nn.Module, EpochScheduled):
     """Large loss rejection and correction of Kim et al. (CVPR 2022).
 
     The loss is :func:`ll_value_and_grad` (docs/methods/large_loss.md, LL-R, LL-Ct,

@@ -11,11 +11,9 @@ keeps one node in the graph and one (B, C) tensor in memory.
 import contextlib
 import functools
 import inspect
-from typing import Callable, Optional, Tuple
+from typing import Callable, Tuple
 
 import torch
-
-from ..label_states import PSEUDO_NEGATIVE, PSEUDO_POSITIVE
 
 ValueAndGrad = Callable[..., Tuple[torch.Tensor, torch.Tensor]]
 
@@ -52,22 +50,6 @@ def indicator(compare: Callable, x: torch.Tensor, value: float,
         >>> above = indicator(torch.gt, p, 0.9, p)  # [p > 0.9]
     """
     return compare(x, value, out=torch.empty_like(like))
-
-
-def pseudo_label_indicators(pseudo_label: Optional[torch.Tensor],
-                            target: torch.Tensor
-                            ) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Indicators (B, C) of a label bank's positive and negative
-    pseudo-labels (its states: 1, -1; 0 none; None: no bank), in the dtype
-    of ``target``."""
-    if pseudo_label is None:
-        zeros = torch.zeros_like(target)
-        return zeros, zeros
-    if pseudo_label.shape != target.shape:
-        raise ValueError(f'pseudo_label of shape {tuple(pseudo_label.shape)} '
-                         f'for logits of shape {tuple(target.shape)}')
-    return (indicator(torch.eq, pseudo_label, PSEUDO_POSITIVE, target),
-            indicator(torch.eq, pseudo_label, PSEUDO_NEGATIVE, target))
 
 
 def differentiable(value_and_grad: ValueAndGrad) -> Callable:

@@ -1,11 +1,11 @@
 from typing import Optional, Tuple
 
 import torch
-import torch.nn as nn
 from mmpretrain.registry import MODELS
 
+from .base import PseudoLabelLoss
 from .em_loss import em_entries
-from .value_and_grad import differentiable, pseudo_label_indicators
+from .value_and_grad import differentiable
 
 
 def vlpl_value_and_grad(z: torch.Tensor,
@@ -59,7 +59,7 @@ vlpl_loss = differentiable(vlpl_value_and_grad)
 
 
 @MODELS.register_module()
-class VLPLLoss(nn.Module):
+class VLPLLoss(PseudoLabelLoss):
     """VLPL's loss (Xing et al., CVPR Workshops 2024): EM on the observed
     labels, with a teacher's pseudo-labels as weighted soft targets.
 
@@ -116,26 +116,10 @@ class VLPLLoss(nn.Module):
         self.pseudo_negative_weight = float(pseudo_negative_weight)
         self.pseudo_positive_target = float(pseudo_positive_target)
 
-    def forward(self,
-                cls_score: torch.Tensor,
-                target: torch.Tensor,
-                pseudo_label: Optional[torch.Tensor] = None,
-                observed_negative: Optional[torch.Tensor] = None,
-                avg_factor: Optional[float] = None) -> torch.Tensor:
-        """Compute the loss.
-
-        Args:
-            cls_score (torch.Tensor): Logits, shape (B, C).
-            target (torch.Tensor): Observed positives in 0/1, shape (B, C).
-            pseudo_label (torch.Tensor, optional): The label bank's states
-                (B, C): 1 positive, -1 negative pseudo-label, 0 none.
-            observed_negative (torch.Tensor, optional): Boolean mask (B, C)
-                of observed negatives (partial labels). Defaults to None.
-            avg_factor (float, optional): Passed by MMPretrain's
-                multi-label heads; not used.
-        """
-        positive, negative = pseudo_label_indicators(pseudo_label, target)
-        return vlpl_loss(cls_score, target, positive, negative, self.alpha,
+    def pseudo_label_loss(self, z: torch.Tensor, s: torch.Tensor,
+                          positive: torch.Tensor, negative: torch.Tensor,
+                          n: Optional[torch.Tensor]) -> torch.Tensor:
+        return vlpl_loss(z, s, positive, negative, self.alpha,
                          self.pseudo_positive_weight,
                          self.pseudo_negative_weight,
-                         self.pseudo_positive_target, observed_negative)
+                         self.pseudo_positive_target, n)
