@@ -46,12 +46,11 @@ from spml_mm.datasets.teacher_scores import (TeacherScoreError,
                                              read_teacher_scores,
                                              save_teacher_scores,
                                              teacher_rows)
-from spml_mm.engine.teacher_scorer import (DEFAULT_PROMPTS, RAM_NOT_YET,
-                                           TeacherUnavailableError,
-                                           build_teacher, load_teacher_config)
-from spml_mm.engine.teacher_scoring import (identity_differences,
-                                            paths_sha256, run_identity,
-                                            score_images)
+from spml_mm.teacher.scorer import (DEFAULT_PROMPTS, RAM_NOT_YET,
+                                    TeacherUnavailableError, build_teacher,
+                                    load_teacher_config)
+from spml_mm.teacher.scoring import (identity_differences, paths_sha256,
+                                     run_identity, score_images)
 from spml_mm.utils import ConfigOptionsAction
 
 SOURCES = ('file', 'model', 'clip', 'ram')

@@ -21,8 +21,8 @@ from spml_mm.datasets import SPMLDataset
 from spml_mm.datasets.teacher_scores import (dataset_image_paths,
                                              load_teacher_scores,
                                              read_teacher_scores)
-from spml_mm.engine.teacher_scorer import (CLIPTeacher, build_teacher,
-                                           whole_and_crops)
+from spml_mm.teacher.scorer import (CLIPTeacher, build_teacher,
+                                    whole_and_crops)
 from tests.conftest import PYTHON, REPO
 
 CONFIG = osp.join(REPO, 'configs/an/an_vgg11bn_demo.py')

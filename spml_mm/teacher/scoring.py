@@ -19,7 +19,7 @@ from mmcv.transforms import LoadImageFromFile
 from mmengine.utils import ProgressBar
 
 from spml_mm.datasets.feature_cache import load_feature_cache
-from .teacher_scorer import TeacherScorer, whole_and_crops
+from .scorer import TeacherScorer, whole_and_crops
 
 #: The meta keys that say which scores a file holds: a cached file whose
 #: keys differ from a new run's was made for something else.
