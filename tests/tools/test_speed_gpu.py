@@ -72,6 +72,28 @@ def test_speed_gpu_smoke(tmp_path, capsys):
     assert '`gpu_fast` below the target' not in page
 
 
+def test_the_input_switches_alone_and_with_the_recipe(tmp_path):
+    """image_cache (the training images' cache written first) and
+    device_flip, each alone and with the recipe's switches."""
+    argv = TINY[:TINY.index('--switches')] + [
+        '--switches', 'batched_copy', 'image_cache', 'device_flip'
+    ] + TINY[TINY.index('--workers'):] + ['--tables', 'recipe', '--out',
+                                          str(tmp_path)]
+    speed_gpu.main(argv)
+    text = (tmp_path / 'gpu.md').read_text()
+    rows = re.findall(r'\| stock fp32 \| (\w+) \| ([\d.]+) \|', text)
+    assert [r[0] for r in rows] == [
+        'stock', 'batched_copy', 'image_cache', 'device_flip', 'gpu_fast',
+        'gpu_fast_input']
+    assert all(float(r[1]) > 0 for r in rows)
+    assert '`gpu_fast_input`: with the input switches the recipe leaves ' \
+        'off, `image_cache` and `device_flip`' in text
+    assert speed_gpu.recipe_variants(speed_gpu.parse_args(argv))[
+        'gpu_fast_input'] == ['channels_last', 'cudnn_benchmark',
+                              'batched_copy', 'loader', 'image_cache',
+                              'device_flip']
+
+
 def test_speed_gpu_budget_keeps_what_it_measured(tmp_path):
     # no time for a second row: the stock head's row is measured, the page
     # says it is incomplete, and the json has what was measured

@@ -13,8 +13,10 @@ run stopped by ``--budget`` or killed keeps what it measured):
 - ``recipe``: a whole training iteration with data loading (the config's
   loader) and without it (one loaded batch replayed), for MMPretrain's
   recipe as the configs inherit it, each switch of
-  ``configs/_base_/runtime_gpu_fast.py`` alone, and all of them
-  (``gpu_fast``), per precision.
+  ``configs/_base_/runtime_gpu_fast.py`` alone, all of them
+  (``gpu_fast``), and with them the input switches that the recipe leaves
+  off (``gpu_fast_input``: an image cache of the training images, the flip
+  on the device), per precision.
 
 Example:
     python -m tools.benchmark.speed_gpu --device cuda \\
@@ -37,6 +39,7 @@ from typing import Callable, Dict, List, Optional
 
 import torch
 from mmengine.config import Config
+from mmengine.registry import init_default_scope
 from mmengine.runner import Runner
 
 from spml_mm.datasets import make_demo_dataset
@@ -51,18 +54,26 @@ from tools.common import code_fingerprint, commit
 #: prefetching)
 SWITCHES = ('channels_last', 'cudnn_benchmark', 'batched_copy', 'loader',
             'compile')
+#: the input switches (off in the recipe), measured alone and with the
+#: recipe (``gpu_fast_input``): the decoded images read from an image
+#: cache of the training images, the flip on the device
+INPUT_SWITCHES = ('image_cache', 'device_flip')
 
 
 def with_switches(cfg: Config, precision: str, switches: List[str],
-                  fast: bool, workers: Optional[int] = None) -> Config:
+                  fast: bool, workers: Optional[int] = None,
+                  cache: Optional[str] = None) -> Config:
     """The stock recipe in ``precision`` with ``switches`` of the fast
     recipe; ``fast``: the fast recipe's precision handling too (``amp``).
-    ``workers`` replaces the recipe's number of loader workers."""
+    ``workers`` replaces the recipe's number of loader workers; ``cache``
+    is the image cache the ``image_cache`` switch reads."""
     on = dict.fromkeys(GPU_FAST_DEFAULTS, False)
     for switch in switches:
         if switch == 'loader':
             on.update(num_workers=workers or GPU_FAST_DEFAULTS['num_workers'],
                       prefetch_factor=GPU_FAST_DEFAULTS['prefetch_factor'])
+        elif switch == 'image_cache':
+            on['image_cache'] = cache
         else:
             on[switch] = GPU_FAST_DEFAULTS[switch] or True
     if fast:
@@ -133,8 +144,31 @@ def measure_heads(args, results: dict, save: Callable[[], None]) -> None:
 def recipe_variants(args) -> Dict[str, List[str]]:
     """Variant of the recipe table -> its switches."""
     every = [s for s in SWITCHES if s != 'compile' or not args.no_compile]
-    return {'stock': [], **{s: [s] for s in args.switches if s in every},
-            'gpu_fast': every}
+    inputs = [s for s in INPUT_SWITCHES if s in args.switches]
+    return {'stock': [],
+            **{s: [s] for s in args.switches if s in every + inputs},
+            'gpu_fast': every,
+            **({'gpu_fast_input': every + inputs} if inputs else {})}
+
+
+def train_image_cache(cfg: Config) -> str:
+    """The image cache of ``cfg``'s training images (the pipeline's
+    leading ``LoadImageFromFile`` and ``Resize``), written under the data
+    root if missing (``tools/cache_images.py`` caches every loader's)."""
+    from mmpretrain.registry import DATASETS
+
+    from spml_mm.datasets.image_cache import (build_image_cache,
+                                              cached_steps,
+                                              default_cache_file)
+    dataset_cfg = dict(cfg.train_dataloader.dataset, pipeline=[])
+    dataset = DATASETS.build(dataset_cfg)
+    paths = [dataset.get_data_info(i)['img_path']
+             for i in range(len(dataset))]
+    steps = cached_steps(cfg.train_dataloader.dataset.pipeline)
+    out = default_cache_file(paths, steps, dataset_cfg['data_root'])
+    if not osp.isfile(out):
+        build_image_cache(paths, steps, out)
+    return out
 
 
 def tables_complete(args, record: dict) -> Dict[str, bool]:
@@ -152,6 +186,7 @@ def measure_recipe(args, results: dict, save: Callable[[], None]) -> None:
     """Fill ``results`` (``config precision`` -> variant -> ``loaded`` and
     ``replayed`` :func:`timed` results), calling ``save`` after every
     row."""
+    init_default_scope('mmpretrain')  # the loader's dataset, built first
     variants = recipe_variants(args)
     for method in args.recipe_methods:
         for precision in args.precisions:
@@ -165,8 +200,11 @@ def measure_recipe(args, results: dict, save: Callable[[], None]) -> None:
                 if args.tiny:  # the demo dataset's layout
                     dataset.pop('data_prefix')
                     cfg.train_dataloader.num_workers = args.workers
+                cache = train_image_cache(cfg) \
+                    if 'image_cache' in switches else None
                 cfg = with_switches(cfg, precision, switches,
-                                    name == 'gpu_fast', args.workers)
+                                    name.startswith('gpu_fast'),
+                                    args.workers, cache)
                 # whole batches only
                 cfg.train_dataloader.drop_last = True
                 torch.backends.cudnn.benchmark = bool(
@@ -222,8 +260,9 @@ def parse_args(argv=None):
                         'recipe table, e.g. the VOC-like proxy written at '
                         '448 px (tools/make_proxy_data.py --like voc '
                         '--image-size 448); --tiny writes a demo dataset')
-    parser.add_argument('--switches', nargs='+', default=list(SWITCHES),
-                        choices=SWITCHES,
+    parser.add_argument('--switches', nargs='+',
+                        default=list(SWITCHES + INPUT_SWITCHES),
+                        choices=SWITCHES + INPUT_SWITCHES,
                         help='the switches measured alone')
     parser.add_argument('--workers', type=int,
                         help='loader workers of the loader switch (default: '
