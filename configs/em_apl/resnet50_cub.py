@@ -6,9 +6,7 @@ _base_ = [
 ]
 
 # Table 6: alpha = 0.01, beta = 0.4, theta = 90%, T_w = 3
-model = dict(
-    head=dict(
-        num_classes=312, loss=dict(type='EMLoss', alpha=0.01, beta=0.4)))
+model = dict(head=dict(num_classes=312, loss=dict(alpha=0.01, beta=0.4)))
 
 # the EM + APL release trains CUB at 1e-4
 optim_wrapper = dict(optimizer=dict(lr=1e-4))

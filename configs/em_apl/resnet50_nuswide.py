@@ -6,8 +6,6 @@ _base_ = [
 ]
 
 # Table 6: alpha = 0.1, beta = 0.2, theta = 90%, T_w = 4
-model = dict(
-    head=dict(
-        num_classes=81, loss=dict(type='EMLoss', alpha=0.1, beta=0.2)))
+model = dict(head=dict(num_classes=81, loss=dict(alpha=0.1, beta=0.2)))
 
 default_hooks = dict(pseudo_label=dict(warmup_epochs=4))

@@ -6,8 +6,6 @@ _base_ = [
 ]
 
 # Table 6: alpha = 0.2, beta = 0.02, theta = 90%, T_w = 5
-model = dict(
-    head=dict(
-        num_classes=20, loss=dict(type='EMLoss', alpha=0.2, beta=0.02)))
+model = dict(head=dict(num_classes=20, loss=dict(alpha=0.2, beta=0.02)))
 
 default_hooks = dict(pseudo_label=dict(warmup_epochs=5))

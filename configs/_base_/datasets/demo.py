@@ -35,15 +35,12 @@ train_dataloader = dict(
         split='train',
         pipeline=train_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=True))
+# the train loader on the val split, with the test pipeline, in order
 val_dataloader = dict(
+    train_dataloader,
     batch_size=128,
-    num_workers=0,
-    persistent_workers=False,
     dataset=dict(
-        type=dataset_type,
-        data_root=data_root,
-        split='val',
-        pipeline=test_pipeline),
+        train_dataloader['dataset'], split='val', pipeline=test_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=False))
 # the val loader on the test split
 test_dataloader = dict(

@@ -38,15 +38,12 @@ train_dataloader = dict(
         split='train',
         pipeline=train_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=True))
+# the train loader on the val split, with the test pipeline, in order
 val_dataloader = dict(
+    train_dataloader,
     batch_size=32,
-    num_workers=4,
-    persistent_workers=True,
     dataset=dict(
-        type=dataset_type,
-        data_prefix='images',
-        split='val',
-        pipeline=test_pipeline),
+        train_dataloader['dataset'], split='val', pipeline=test_pipeline),
     sampler=dict(type='DefaultSampler', shuffle=False))
 # the val loader on the test split
 test_dataloader = dict(
