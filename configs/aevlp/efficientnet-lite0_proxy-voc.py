@@ -7,16 +7,14 @@
 # The release's VOC values (configs/pascal.json), the head's learning rate
 # x10 and 8 epochs, as GR's fine-tuned proxy config.
 _base_ = [
-    '../_base_/models/efficientnet_lite0.py',
-    '../_base_/datasets/proxy_voc.py', '../_base_/methods/aevlp.py'
+    '../_base_/methods/aevlp_efficientnet_lite0.py',
+    '../_base_/datasets/proxy_voc.py'
 ]
 
 model = dict(
     head=dict(
         num_classes=20,
-        loss=_base_.gpr_loss,
         label_bank=dict(
-            _base_.damp_bank,
             score_file='data/proxy-voc/teacher_scores/synthetic_crops.npz')))
 
 train_cfg = dict(max_epochs=8)

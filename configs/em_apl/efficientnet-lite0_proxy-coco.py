@@ -5,12 +5,8 @@
 # fine-tuning EfficientNet-Lite0 at 128 px (docs/user_guides/datasets.md, proxy benchmarks;
 # configs/_base_/datasets/proxy_voc.py).
 _base_ = [
-    '../_base_/models/efficientnet_lite0.py',
-    '../_base_/datasets/proxy_coco.py', '../_base_/methods/em_apl.py'
+    '../_base_/methods/em_apl_efficientnet_lite0.py',
+    '../_base_/datasets/proxy_coco.py'
 ]
 
-model = dict(
-    head=dict(
-        num_classes=80,
-        loss=dict(type='EMLoss', alpha=0.1, beta=0.9),
-        label_bank=dict(type='LabelBank')))
+model = dict(head=dict(num_classes=80, loss=dict(alpha=0.1, beta=0.9)))

@@ -7,14 +7,12 @@
 # The release's VOC values, 10 epochs, one learning rate as EM's on this
 # proxy (the loss is EM's on every entry without a pseudo-label).
 _base_ = [
-    '../_base_/models/efficientnet_lite0.py',
-    '../_base_/datasets/proxy_voc.py', '../_base_/methods/vlpl.py'
+    '../_base_/methods/vlpl_efficientnet_lite0.py',
+    '../_base_/datasets/proxy_voc.py'
 ]
 
 model = dict(
     head=dict(
         num_classes=20,
-        loss=_base_.vlpl_loss,
         label_bank=dict(
-            _base_.vlpl_bank,
             score_file='data/proxy-voc/teacher_scores/synthetic.npz')))
