@@ -25,14 +25,23 @@ demo: $(STAMP) data/demo/formatted_val_labels.npy
 	$(PY) tools/test.py configs/an/an_vgg11bn_demo.py \
 		$$($(PY) tools/best_checkpoint.py work_dirs/an_demo) --work-dir work_dirs/an_demo
 
+# the docs requirements (docs/requirements.txt, the `docs` extra): make docs
+# builds the site with them, and tests/test_docs.py builds it in the test process
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): docs/requirements.txt constraints.txt | $(STAMP)
+	$(PY) -m pip install -q -c constraints.txt -r docs/requirements.txt
+	touch $(DOCS_STAMP)
+
 # the fast tier: every test but those marked slow (trainings through the
-# tools, other processes); the GPU tier's tests (marker gpu) skip without CUDA
-test: $(STAMP)
+# tools, other processes); the GPU tier's tests (marker gpu) skip without CUDA;
+# tests/test_docs.py builds the documentation site (about 20 s)
+test: $(STAMP) $(DOCS_STAMP)
 	$(PY) -m pytest tests -q -m "not slow"
 
 # both tiers, as CI runs them
 .PHONY: test-all
-test-all: $(STAMP)
+test-all: $(STAMP) $(DOCS_STAMP)
 	$(PY) -m pytest tests -q
 
 # the GPU tier alone (tests marked gpu): every method's step under
@@ -46,12 +55,6 @@ bench-quick: $(STAMP) data/demo/formatted_val_labels.npy
 
 # the documentation site (Sphinx + MyST, docs/_build/html): warnings are errors,
 # and MyST checks every internal link and anchor
-DOCS_STAMP := $(VENV)/.docs-installed
-
-$(DOCS_STAMP): docs/requirements.txt constraints.txt | $(STAMP)
-	$(PY) -m pip install -q -c constraints.txt -r docs/requirements.txt
-	touch $(DOCS_STAMP)
-
 docs: $(STAMP) $(DOCS_STAMP)
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 

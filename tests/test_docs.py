@@ -3,14 +3,15 @@ every class the plugin registers, its requirements are the ``docs`` extra,
 and it builds without a warning. The site is then tested as rendered: no
 page shows a directive as text, a ``docs/...md`` path is a link, every
 results page is reached from the navigation, and the sidebar lists each
-method once (its configs' README is part of its page)."""
+method once (its configs' README is part of its page). The site is built
+once per session in the test process (the fast tier starts no Python
+process), about 20 s."""
 import glob
 import os
 import os.path as osp
 import posixpath
 import re
 import subprocess
-import sys
 from html.parser import HTMLParser
 
 import pytest
@@ -373,41 +374,68 @@ def methods_listed_twice(pages):
     return twice
 
 
-@pytest.fixture(scope='module')
+def build_site(html):
+    """Build the site (docs/) into ``html`` in this process, as ``make docs``
+    does (every warning reported, an error caught): the warnings and errors
+    as text, empty if none."""
+    import io
+    import traceback
+
+    from sphinx.application import Sphinx
+    from sphinx.util.docutils import docutils_namespace, patch_docutils
+    docs = osp.join(REPO, 'docs')
+    doctrees = osp.join(osp.dirname(html), 'doctrees')
+    warnings = io.StringIO()
+    try:
+        # the roles and directives Sphinx registers in docutils are undone
+        # on leaving (as sphinx-build does)
+        with patch_docutils(docs), docutils_namespace():
+            app = Sphinx(docs, docs, html, doctrees, 'html', status=None,
+                         warning=warnings, freshenv=True)
+            app.build(force_all=True)
+    except Exception:  # an extension's or a page's error stops the build
+        warnings.write(traceback.format_exc())
+    return re.sub(r'\x1b\[[0-9;]*m', '', warnings.getvalue())  # colours
+
+
+@pytest.fixture(scope='session')
 def docs_build(tmp_path_factory):
-    """The site built once for this module's tests: (the build's process,
-    the html folder)."""
-    pytest.importorskip('myst_parser')
-    pytest.importorskip('furo')
+    """The site built once per session, in this process (the fast tier
+    starts no Python process): (its warnings and errors as text, the html
+    folder). ``make test`` installs the docs requirements."""
+    for module in ('sphinx', 'myst_parser', 'furo'):
+        try:
+            __import__(module)
+        except ImportError:
+            pytest.fail(f'{module} is missing: pip install -c constraints.txt'
+                        ' -r docs/requirements.txt (make test does)')
     html = str(tmp_path_factory.mktemp('docs') / 'html')
-    env = dict(os.environ, PYTHONPATH=REPO)
-    proc = subprocess.run(
-        [sys.executable, '-m', 'sphinx', '-W', '--keep-going', '-q', '-b',
-         'html', osp.join(REPO, 'docs'), html],
-        cwd=REPO, env=env, capture_output=True, text=True)
-    return proc, html
+    return build_site(html), html
 
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope='session')
 def docs_html(docs_build):
-    proc, html = docs_build
+    warnings, html = docs_build
     if not osp.isfile(osp.join(html, 'index.html')):
-        pytest.fail(f'the site did not build:\n{proc.stderr[-3000:]}')
+        pytest.fail(f'the site did not build:\n{warnings[-3000:]}')
     return html
 
 
-@pytest.mark.slow
+@pytest.fixture(scope='session')
+def docs_pages(docs_html):
+    return built_pages(docs_html)
+
+
 def test_docs_build_without_a_warning(docs_build):
-    proc, html = docs_build
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    warnings, html = docs_build
+    assert not warnings, f'make docs fails:\n{warnings[-3000:]}'
     for page in ('api/index.html', 'api/models.html', 'api/apis.html',
                  'user_guides/datasets.html', 'methods/grloss.html'):
         assert osp.isfile(osp.join(html, page)), page
 
 
-@pytest.mark.slow
-def test_no_page_shows_a_directive_as_text(docs_html):
-    pages = built_pages(docs_html)
+def test_no_page_shows_a_directive_as_text(docs_html, docs_pages):
+    pages = docs_pages
     assert 'api/models.html' in pages
     assert not raw_directives(pages)
     # the API pages rendered the classes: signatures and parameter lists
@@ -417,20 +445,17 @@ def test_no_page_shows_a_directive_as_text(docs_html):
     assert models.count('class="sig ') >= 25
 
 
-@pytest.mark.slow
-def test_docs_paths_are_links(docs_html):
-    assert not docs_paths_as_text(built_pages(docs_html))
+def test_docs_paths_are_links(docs_pages):
+    assert not docs_paths_as_text(docs_pages)
 
 
-@pytest.mark.slow
 def test_every_results_page_is_reached_from_the_navigation(docs_html):
     assert osp.isfile(osp.join(docs_html, 'results', 'accuracy.html'))
     assert not unreached_results(docs_html)
 
 
-@pytest.mark.slow
-def test_the_sidebar_lists_each_method_once(docs_html):
-    pages = built_pages(docs_html)
+def test_the_sidebar_lists_each_method_once(docs_pages):
+    pages = docs_pages
     assert any(href == 'methods/grloss.html'
                for href, _ in pages['index.html'].sidebar)
     assert not methods_listed_twice(pages)
