@@ -55,8 +55,8 @@ from tools.benchmark.pages import (accuracy, data_loading, gpu,  # noqa: E402
                                    results, selection, speed,
                                    teacher_quality)
 from tools.benchmark.pages.accuracy import summarize  # noqa: E402
-from tools.benchmark.pages.results import (PAPER_COLUMNS,  # noqa: E402
-                                           paper_table)
+from tools.benchmark.pages.results import (paper_datasets,  # noqa: E402
+                                           paper_table, papers)
 from tools.benchmark.suites import METHODS, STUDY_METHODS  # noqa: E402
 from tools.common import REPO, machine_summary  # noqa: E402
 
@@ -70,11 +70,10 @@ DECIMAL = re.compile(r'(?<!Theorem )(?<!Section )(?<!Table )(?<!Figure )'
                      r'(?<![\w.])\d+\.\d+(?!\.?\w)')
 #: code: fenced blocks and inline spans (commands and config values)
 CODE = re.compile(r'```.*?```|`[^`\n]*`', re.S)
-#: the columns of the papers' table (REFERENCE)
-COLUMNS = list(PAPER_COLUMNS.values())
-#: method key -> the name of its row in the papers' table (REFERENCE)
-PAPER_ROWS = {m: label for m, (label, _) in METHODS.items()
-              if label in paper_table()}
+#: the columns of the papers' table (docs/results/papers.json)
+COLUMNS = list(paper_datasets().values())
+#: method key -> the name of its row in the papers' table
+PAPER_ROWS = {row['method']: row['name'] for row in papers()['rows']}
 
 
 def results_dir(repo: str = REPO) -> str:
@@ -492,7 +491,7 @@ def _lasd_lambda(res: Results, config: str) -> str:
 
 
 def paper_columns(res: Results, *datasets: str) -> str:
-    """The papers' table (REFERENCE) restricted to some datasets."""
+    """The papers' table (papers.json) restricted to some datasets."""
     index = [COLUMNS.index(d) for d in datasets]
     lines = ['| method | ' + ' | '.join(datasets) + ' |',
              '| --- ' * (1 + len(datasets)) + '|']
@@ -533,14 +532,14 @@ KINDS: Dict[str, Callable[..., str]] = {
     'lr_val': _lr_val,
     # "3.53": a paper's AN-to-full gap on a dataset, in points
     'paper_gap_points': lambda r, dataset: _paper_gap_points(dataset),
-    # "89.83", "112%": a paper's number on VOC, COCO, NUS or CUB (REFERENCE)
+    # "89.83", "112%": a paper's number on VOC, COCO, NUS or CUB (papers.json)
     # and the share of its AN-to-full gap it closes
     'paper': lambda r, dataset, m: _paper(dataset, m),
     'paper_gap': lambda r, dataset, m: _percent(_paper_gap(dataset, m)),
     # tables of the proxy page: learning-rate searches and test mAP with
     # the share of the gap, one column group per proxy json
     'lr_table': lr_table,
-    # the papers' table (REFERENCE), e.g. "paper_columns VOC COCO"
+    # the papers' table (papers.json), e.g. "paper_columns VOC COCO"
     'paper_columns': paper_columns,
     'share_table': share_table,
     # selecting without full validation labels (selection.json): the table,
@@ -608,26 +607,39 @@ def typed_decimals(text: str) -> List[str]:
     return DECIMAL.findall(CODE.sub('', BLOCK.sub('', text)))
 
 
-def update_metafile(text: str, res: Results) -> str:
-    """The ``mAP`` of every demo config's model entry from accuracy.json."""
-    configs = {cfg: m for m, (_, cfg) in METHODS.items()}
-    out = []
-    entries = re.split(r'(?m)^(?=  - Name: )', text)
-    for entry in entries:
-        found = re.search(r'(?m)^    Config: (\S+)', entry)
-        config_of_entry = found.group(1) if found else None
-        method = configs.get(config_of_entry)
-        if method and method in res.rows('accuracy'):
-            mean = res.row('accuracy', method)['mean']
+def metafile_results(res: Results) -> Dict[str, Tuple[str, str]]:
+    """Config -> (mAP, source) of its metafile entry: a demo config's mean
+    over the seeds of accuracy.json, a papers' config
+    (``configs/<folder>/resnet50_<dataset>.py``) its paper's number."""
+    found = {}
+    for method, (_, config) in METHODS.items():
+        if method in res.rows('accuracy'):
             seeds = _seeds(res, 'accuracy', method)
-            source = (f'mean of seeds {seeds}' if ',' in seeds else
-                      f'one run, seed {seeds}')
+            runs = (f'mean of seeds {seeds}' if ',' in seeds else
+                    f'one run, seed {seeds}')
+            found[config] = (f'{res.row("accuracy", method)["mean"]:.2f}',
+                             f'spml-mm, docs/results/accuracy.md ({runs})')
+    for row in papers()['rows']:
+        for dataset in paper_datasets() if row['config_folder'] else ():
+            config = f'configs/{row["config_folder"]}/resnet50_{dataset}.py'
+            found[config] = (f'{row["mAP"][dataset]:.{row["decimals"]}f}',
+                             f'{row["source"]} (not reproduced by spml-mm)')
+    return found
+
+
+def update_metafile(text: str, res: Results) -> str:
+    """The ``mAP`` and ``Results From`` of every model entry with a number
+    of :func:`metafile_results`."""
+    results = metafile_results(res)
+    out = []
+    for entry in re.split(r'(?m)^(?=  - Name: )', text):
+        found = re.search(r'(?m)^    Config: (\S+)', entry)
+        if found and found.group(1) in results:
+            value, source = results[found.group(1)]
             entry = re.sub(r'(?m)^(          mAP: )\S+',
-                           lambda m: f'{m.group(1)}{mean:.2f}', entry)
-            entry = re.sub(
-                r'(?m)^(      Results From: ).*$',
-                lambda m: f'{m.group(1)}spml-mm, docs/results/accuracy.md '
-                f'({source})', entry)
+                           lambda m: m.group(1) + value, entry)
+            entry = re.sub(r'(?m)^(      Results From: ).*$',
+                           lambda m: m.group(1) + source, entry)
         out.append(entry)
     return ''.join(out)
 

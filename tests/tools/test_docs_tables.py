@@ -82,7 +82,7 @@ def test_summary_table_puts_the_papers_beside_the_demo(repo):
         '<!-- results: summary --><!-- /results -->\n')
     docs_tables.run(str(repo))
     text = (repo / 'README.md').read_text()
-    # GR's row: the demo runs and the GR paper's VOC and COCO (REFERENCE)
+    # GR's row: the demo runs and the GR paper's VOC and COCO (papers.json)
     assert '| GR | 94.00 +- 1.00 | 2 | 87% | 89.83 | 73.17 |' in text
     assert '| AN | 81.00 +- 1.00 | 2 | 0% | 85.89 | 64.92 |' in text
 
@@ -108,7 +108,7 @@ def test_an_unknown_block_or_method_names_the_file(repo):
         docs_tables.run(str(repo), check=True)
 
 
-def test_metafile_demo_map_comes_from_the_json(repo):
+def test_metafile_map_comes_from_the_json_or_the_papers(repo):
     entry = ('  - Name: grloss_{0}\n    In Collection: GR Loss\n'
              '    Metadata:\n      Results From: {1}\n'
              '    Results:\n      - Task: Multi-Label Classification\n'
@@ -118,16 +118,28 @@ def test_metafile_demo_map_comes_from_the_json(repo):
     paper = 'the GR paper, Table 2 (not reproduced by spml-mm)'
     meta.write_text('Models:\n' + entry.format(
         'demo', 'spml-mm (seed 0)', '11.11', 'grloss_vgg11bn_demo.py') +
-        entry.format('voc', paper, '89.83', 'resnet50_voc.py'))
+        entry.format('voc', paper, '89.83', 'resnet50_voc.py') +
+        entry.format('coco', 'typed by hand', '70.00', 'resnet50_coco.py'))
     assert docs_tables.run(str(repo), check=True) == [
         'configs/grloss/metafile.yml: numbers differ from the results json']
     docs_tables.run(str(repo))
     text = meta.read_text()
-    # the demo entry from the json, the paper's entry untouched
+    # the demo entry from the json, the papers' from docs/results/papers.json
     assert entry.format(
         'demo', 'spml-mm, docs/results/accuracy.md (mean of seeds 0, 1)',
         '94.00', 'grloss_vgg11bn_demo.py') in text
     assert entry.format('voc', paper, '89.83', 'resnet50_voc.py') in text
+    assert entry.format('coco', paper, '73.17', 'resnet50_coco.py') in text
+
+
+def test_the_papers_table_prints_each_number_as_its_paper():
+    table = docs_tables.paper_table()
+    # LL-R's paper prints one decimal, OPML's a trailing zero
+    assert table['LL-R'] == ['89.2', '71.0', '47.4', '19.5']
+    assert table['OPML-SP'][0] == '89.20'
+    assert table['AEVLP'] == ['90.46', '73.54', '50.70', '24.89']
+    assert docs_tables.PAPER_ROWS['opml_sp'] == 'OPML-SP'
+    assert docs_tables.PAPER_ROWS['vlpl'] == 'VLPL'
 
 
 def test_every_result_number_in_the_repository_matches_its_json():

@@ -3,7 +3,7 @@ the papers' VOC and COCO tables.
 
 For a method m the share is ``(mAP_m - mAP_AN) / (mAP_full - mAP_AN)``: 0 is
 AN's level, 1 full labels'. Each run is an ``accuracy.py`` results json
-(means over its seeds); the papers' numbers are ``pages.results.REFERENCE``.
+(means over its seeds); the papers' numbers are ``docs/results/papers.json``.
 Prints the table in Markdown and draws it as grouped bars.
 
 Example:

@@ -4,7 +4,7 @@ Reads ``WORK_ROOT/<method>/seed<N>/test.log`` (the test mAP of the best
 checkpoint) and ``train_seconds`` of every run, and prints the table of
 ``tools/benchmark/accuracy.py`` (mean and spread over seeds, share of the
 AN-to-full-label gap closed, training time) with the papers' number beside
-each method (``REFERENCE`` of ``pages/results.py``). With ``--layout``, reads
+each method (``docs/results/papers.json``). With ``--layout``, reads
 ``WORK_PARENT/<dataset>/...`` of every dataset and prints one table in the
 papers' layout: a row per method in the papers' order, a column per
 dataset, our mean test mAP with the paper's number in parentheses.
@@ -21,7 +21,7 @@ import re
 from typing import Dict, List
 
 from tools.benchmark.pages.accuracy import summarize
-from tools.benchmark.pages.results import PAPER_COLUMNS, paper_results
+from tools.benchmark.pages.results import paper_datasets, paper_results
 from tools.benchmark.suites import METHODS
 
 #: config folder of reproduce.sh -> method key of accuracy.py (OPML's
@@ -93,11 +93,11 @@ def layout_table(work_parent: str, methods: List[str]) -> str:
     """Every dataset's runs in the papers' layout: ``ours (paper)`` cells,
     ``-`` where there is no run or no published number."""
     lines = [
-        '| method | ' + ' | '.join(PAPER_COLUMNS.values()) + ' |',
-        '| --- |' + ' --- |' * len(PAPER_COLUMNS)
+        '| method | ' + ' | '.join(paper_datasets().values()) + ' |',
+        '| --- |' + ' --- |' * len(paper_datasets())
     ]
     cells = {key: [] for key in methods}
-    for dataset in PAPER_COLUMNS:
+    for dataset in paper_datasets():
         paper = paper_results(dataset)
         rows = summarize(
             read_runs(osp.join(work_parent, dataset), methods),
@@ -118,7 +118,7 @@ def main():
     parser.add_argument('work_root',
                         help='a dataset\'s work root; with --layout, the '
                         'folder of the datasets\' work roots')
-    parser.add_argument('--dataset', choices=list(PAPER_COLUMNS))
+    parser.add_argument('--dataset', choices=list(paper_datasets()))
     parser.add_argument('--methods', nargs='+',
                         help='config folders as reproduce.sh names them '
                         '(default with --layout: every row of the papers)')
@@ -135,7 +135,7 @@ def main():
     results = read_runs(args.work_root, args.methods)
     keys = [KEYS.get(m, m) for m in args.methods]
     rows = summarize(results, keys)
-    print(f'{PAPER_COLUMNS[args.dataset]}, ResNet-50, test mAP of the best '
+    print(f'{paper_datasets()[args.dataset]}, ResNet-50, test mAP of the best '
           f'validation epoch ({args.work_root})\n')
     print(table(rows, args.dataset) if rows else 'No finished runs yet.')
 

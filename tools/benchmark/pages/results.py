@@ -1,26 +1,38 @@
 """docs/RESULTS.md, assembled from the pages in docs/results/, with the
-papers' table (:data:`REFERENCE`) at its end."""
+papers' table (docs/results/papers.json) at its end."""
+import functools
 import os.path as osp
 from typing import Dict, List, Sequence
 
-from tools.common import REPO, is_results_dir
+from tools.common import REPO, RESULTS_DIR, is_results_dir, load_json
 
-REFERENCE = """\
-| method | VOC | COCO | NUS | CUB |
-| --- | --- | --- | --- | --- |
-| full-label BCE (upper bound) | 89.42 | 76.78 | 52.08 | 30.90 |
-| AN | 85.89 | 64.92 | 42.27 | 18.31 |
-| ROLE | 87.77 | 67.04 | 41.63 | 13.66 |
-| LL-R | 89.2 | 71.0 | 47.4 | 19.5 |
-| EM | 89.09 | 70.70 | 47.15 | 20.85 |
-| EM + APL | 89.19 | 70.87 | 47.59 | 21.84 |
-| LASD | 89.53 | 72.22 | 50.52 | 22.01 |
-| OPML-SP | 89.20 | 71.75 | 50.14 | 24.11 |
-| GR | 89.83 | 73.17 | 49.08 | 21.64 |
-"""
-#: the papers' datasets (as reproduce.sh names them) -> their column of
-#: :data:`REFERENCE`
-PAPER_COLUMNS = {'voc': 'VOC', 'coco': 'COCO', 'nuswide': 'NUS', 'cub': 'CUB'}
+#: the papers' numbers (test mAP, ResNet-50 at 448 px): a row per method
+#: with its source, the method key, the config folder whose metafile
+#: repeats them and the decimals its paper prints
+PAPERS_JSON = osp.join(RESULTS_DIR, 'papers.json')
+
+
+@functools.lru_cache(maxsize=None)
+def papers() -> dict:
+    """The content of :data:`PAPERS_JSON`."""
+    return load_json(PAPERS_JSON)
+
+
+def paper_datasets() -> Dict[str, str]:
+    """The papers' datasets (as reproduce.sh names them) -> their column
+    name ('voc' -> 'VOC')."""
+    return papers()['columns']
+
+
+def reference_table() -> str:
+    """The papers' table in Markdown, a row per method in its order."""
+    columns = paper_datasets()
+    lines = ['| method | ' + ' | '.join(columns.values()) + ' |',
+             '| --- |' + ' --- |' * len(columns)]
+    lines += [f'| {name} | ' + ' | '.join(cells) + ' |'
+              for name, cells in paper_table().items()]
+    return '\n'.join(lines) + '\n'
+
 
 SECTIONS = (
     ('Accuracy on the demo dataset', 'accuracy.md'),
@@ -60,7 +72,7 @@ def render_results_page(docs_dir: str) -> str:
                       text.strip(), '']
     parts += [
         '## Reference: the papers\' results (test mAP %, ResNet-50, 448 px)',
-        '', REFERENCE,
+        '', reference_table(),
         'Reproduce a column on the real data with '
         '`bash tools/benchmark/reproduce.sh {voc,coco,nuswide,cub}` '
         '(after `tools/prepare_spml.py`, see '
@@ -73,18 +85,14 @@ def render_results_page(docs_dir: str) -> str:
 
 
 def paper_table() -> Dict[str, List[str]]:
-    """The papers' table (:data:`REFERENCE`): row name -> its cells, a
-    column of :data:`PAPER_COLUMNS` each."""
-    rows = {}
-    for line in REFERENCE.strip().splitlines()[2:]:
-        cells = [c.strip() for c in line.strip('|').split('|')]
-        rows[cells[0]] = cells[1:]
-    return rows
+    """The papers' table: row name -> its cells as the paper prints them,
+    one per column of :func:`paper_datasets`."""
+    return {row['name']: [f'{row["mAP"][d]:.{row["decimals"]}f}'
+                          for d in paper_datasets()]
+            for row in papers()['rows']}
 
 
 def paper_results(dataset: str) -> Dict[str, float]:
-    """The papers' test mAP per method label on a dataset (a key of
-    :data:`PAPER_COLUMNS`)."""
-    index = list(PAPER_COLUMNS).index(dataset)
-    return {name: float(cells[index])
-            for name, cells in paper_table().items()}
+    """The papers' test mAP per row name on a dataset (a key of
+    :func:`paper_datasets`)."""
+    return {row['name']: row['mAP'][dataset] for row in papers()['rows']}
