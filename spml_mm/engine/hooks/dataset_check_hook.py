@@ -4,7 +4,6 @@ from typing import List, Optional
 from mmengine.dataset import BaseDataset
 from mmengine.hooks import Hook
 from mmengine.logging import print_log
-from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
 from spml_mm.datasets.validation import (DatasetError,
@@ -14,6 +13,7 @@ from spml_mm.datasets.validation import (DatasetError,
                                          image_problems, index_label_problems,
                                          shared_image_findings)
 from spml_mm.models.heads import SPMLLinearClsHead
+from .base import unwrapped_model
 
 CHECK_IMAGES = ('none', 'exists', 'decode')
 
@@ -64,8 +64,7 @@ class SPMLDatasetCheckHook(Hook):
     def _check(self, runner, loader_name: str) -> Optional[List[dict]]:
         """Check one dataset; its data infos (None when it is no
         ``BaseDataset``)."""
-        model = runner.model.module if is_model_wrapper(
-            runner.model) else runner.model
+        model = unwrapped_model(runner)
         head = getattr(model, 'head', None)
         num_classes = getattr(head, 'num_classes', None)
         loader = getattr(runner, loader_name)

@@ -3,11 +3,11 @@ from typing import Optional
 
 import torch
 from mmengine.hooks import Hook
-from mmengine.model import is_model_wrapper
 from mmengine.optim import AmpOptimWrapper, OptimWrapper
 from mmpretrain.registry import HOOKS
 
 from spml_mm.utils import find_last_checkpoint
+from .base import unwrapped_model
 
 
 class DivergenceError(RuntimeError):
@@ -124,8 +124,7 @@ class SPMLDivergenceGuardHook(Hook):
             'from it with a lower learning rate (or without --amp).')
 
     def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
-        model = runner.model.module if is_model_wrapper(
-            runner.model) else runner.model
+        model = unwrapped_model(runner)
         for name, tensor in list(model.named_parameters()) + list(
                 model.named_buffers()):
             if tensor.is_floating_point() and not torch.isfinite(

@@ -1,8 +1,8 @@
 from mmengine.hooks import Hook
-from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
 from ...models.data_preprocessors import MultiViewDataPreprocessor
+from .base import unwrapped_model
 
 
 @HOOKS.register_module()
@@ -22,8 +22,7 @@ class MultiViewCheckHook(Hook):
     priority = 'VERY_HIGH'
 
     def before_train(self, runner) -> None:
-        model = runner.model.module if is_model_wrapper(
-            runner.model) else runner.model
+        model = unwrapped_model(runner)
         dataset = runner.train_dataloader.dataset
         inputs = dataset[0]['inputs']
         num_views = len(inputs) if isinstance(inputs, (list, tuple)) else 1

@@ -3,7 +3,6 @@ import time
 from typing import List, Sequence, Union
 
 from mmengine.hooks import Hook
-from mmengine.model import is_model_wrapper
 from mmengine.optim import AmpOptimWrapper
 from mmpretrain.registry import HOOKS, MODELS
 
@@ -11,6 +10,7 @@ from spml_mm.engine.label_bank_scoring import (score_training_set,
                                                update_in_blocks)
 from spml_mm.models.label_banks import LabelBank
 from spml_mm.models.label_banks.batch import training_set_size
+from .base import trains, unwrapped_model
 
 #: Training-pipeline transforms that make the observed labels; the scoring
 #: pipeline must apply them too.
@@ -145,8 +145,7 @@ class SPMLPseudoLabelHook(Hook):
         self._loader = None
 
     def _bank(self, runner) -> LabelBank:
-        model = runner.model.module if is_model_wrapper(
-            runner.model) else runner.model
+        model = unwrapped_model(runner)
         banks = [m for m in model.modules() if isinstance(m, LabelBank)]
         if len(banks) != 1:
             raise ValueError(
@@ -160,8 +159,8 @@ class SPMLPseudoLabelHook(Hook):
 
     def before_run(self, runner) -> None:
         # Runner.test() calls before_run too; there the bank keeps the size
-        # of the checkpoint it loads (the idiom of MMEngine's LoggerHook)
-        if isinstance(runner._train_loop, dict) or runner._train_loop is None:
+        # of the checkpoint it loads
+        if not trains(runner):
             return
         if self.warmup_epochs >= runner.max_epochs:
             raise ValueError(
@@ -186,8 +185,7 @@ class SPMLPseudoLabelHook(Hook):
         if self.reuse_train_scores:
             records = bank.stop_recording()
         else:
-            model = runner.model.module if is_model_wrapper(
-                runner.model) else runner.model
+            model = unwrapped_model(runner)
             records = score_training_set(
                 model, self._scoring_loader(runner), bank.num_classes,
                 isinstance(runner.optim_wrapper, AmpOptimWrapper))

@@ -1,14 +1,11 @@
-from typing import List
-
-from mmengine.hooks import Hook
 from mmpretrain.registry import HOOKS
 
-from spml_mm.models.label_banks.base_label_bank import BaseLabelBank
 from spml_mm.models.label_banks.batch import training_set_size
+from .base import LabelBankHook
 
 
 @HOOKS.register_module()
-class SPMLSampleStateHook(Hook):
+class SPMLSampleStateHook(LabelBankHook):
     """Size and synchronise per-sample state written in the training step.
 
     Some methods change per-sample state inside the training step (LL-Cp's
@@ -34,25 +31,15 @@ class SPMLSampleStateHook(Hook):
 
     # before CheckpointHook ('VERY_LOW'): checkpoints hold the merged state
     priority = 'NORMAL'
-
-    @staticmethod
-    def _states(runner) -> List[BaseLabelBank]:
-        return [
-            m for m in runner.model.modules()
-            if isinstance(m, BaseLabelBank) and m.WRITTEN_BY == 'loss'
-        ]
+    WRITTEN_BY = 'loss'
+    NO_BANK = ('SPMLSampleStateHook found no per-sample state in the model '
+               "(e.g. the head's label_bank=dict(type='CorrectedLabelBank'"
+               ')); remove the hook or add the state.')
 
     def before_run(self, runner) -> None:
-        # Runner.test() calls before_run too; there the state keeps the size
-        # of the checkpoint it loads
-        if isinstance(runner._train_loop, dict) or runner._train_loop is None:
-            return
-        states = self._states(runner)
+        states = self.banks_to_size(runner)
         if not states:
-            raise ValueError(
-                'SPMLSampleStateHook found no per-sample state in the model '
-                "(e.g. the head's label_bank=dict(type='CorrectedLabelBank'"
-                ')); remove the hook or add the state.')
+            return
         if getattr(runner.model, 'broadcast_buffers', False):
             raise ValueError(
                 'SPMLSampleStateHook: the DDP wrapper broadcasts buffers, '
@@ -62,9 +49,9 @@ class SPMLSampleStateHook(Hook):
         num_samples = training_set_size(runner.train_dataloader.dataset,
                                         'SPMLSampleStateHook',
                                         'per-sample state')
-        for state in states:
+        for state in states.values():
             state.allocate(num_samples)
 
     def after_train_epoch(self, runner) -> None:
-        for state in self._states(runner):
+        for state in self.banks(runner).values():
             state.merge_ranks()

@@ -9,7 +9,6 @@ from typing import Dict, Optional
 import torch
 from mmengine.dist import is_main_process
 from mmengine.hooks import CheckpointHook
-from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper
 from mmengine.runner import BaseLoop, EpochBasedTrainLoop
 from mmengine.utils import apply_to
@@ -24,6 +23,7 @@ from spml_mm.utils.checkpoint_fit import (SIGNATURE_KEY,
                                           check_checkpoint_fits,
                                           checkpoint_differences,
                                           model_signature)
+from .base import unwrapped_model
 
 #: ``meta`` key of the checkpoints written after their epoch's validation
 #: (the best one, and the epoch's one saved again with it).
@@ -40,11 +40,6 @@ DEFAULT_CONSTRUCTOR = 'DefaultOptimWrapperConstructor'
 
 def _to_cpu(state):
     return apply_to(state, lambda x: hasattr(x, 'cpu'), lambda x: x.cpu())
-
-
-def _model(runner):
-    model = runner.model
-    return model.module if is_model_wrapper(model) else model
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -277,7 +272,10 @@ class SPMLCheckpointHook(CheckpointHook):
                 f'{runner._load_from} is for other parameters than the '
                 "model's; the optimizer starts afresh.")
             return
-        names = {id(p): n for n, p in _model(runner).named_parameters()}
+        names = {
+            id(p): n
+            for n, p in unwrapped_model(runner).named_parameters()
+        }
         restarted = []
         for group, saved_group in zip(groups, saved['param_groups']):
             for param, index in zip(group['params'], saved_group['params']):
@@ -298,7 +296,7 @@ class SPMLCheckpointHook(CheckpointHook):
         evaluating = not isinstance(runner._train_loop, BaseLoop)
         if not (runner._resume or evaluating):
             return  # load_from: fine-tuning from other weights
-        model, name = _model(runner), runner._load_from
+        model, name = unwrapped_model(runner), runner._load_from
         if runner.cfg.get('load_strict', True):
             check_checkpoint_fits(checkpoint, model, name, runner._resume)
         else:
@@ -458,7 +456,7 @@ class SPMLCheckpointHook(CheckpointHook):
 
     def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
         meta = checkpoint.setdefault('meta', {})
-        meta[SIGNATURE_KEY] = model_signature(_model(runner))
+        meta[SIGNATURE_KEY] = model_signature(unwrapped_model(runner))
         if not self._saving_best:
             return
         meta[VALIDATED_KEY] = True

@@ -3,9 +3,10 @@ from typing import List
 import torch
 from mmengine.dist import all_reduce, get_world_size
 from mmengine.hooks import Hook
-from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 from torch.nn.modules.batchnorm import _NormBase
+
+from .base import unwrapped_model
 
 
 @HOOKS.register_module()
@@ -38,8 +39,7 @@ class SPMLSyncNormBuffersHook(Hook):
     def after_train_epoch(self, runner) -> None:
         if get_world_size() == 1:
             return
-        model = runner.model.module if is_model_wrapper(
-            runner.model) else runner.model
+        model = unwrapped_model(runner)
         stats: List[torch.Tensor] = [
             buffer for module in model.modules()
             if isinstance(module, _NormBase) and module.track_running_stats

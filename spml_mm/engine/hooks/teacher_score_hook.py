@@ -2,13 +2,11 @@ import logging
 from typing import Dict
 
 import torch
-from mmengine.hooks import Hook
 from mmengine.logging import print_log
-from mmengine.model import is_model_wrapper
 from mmpretrain.registry import HOOKS
 
-from spml_mm.models.label_banks.base_label_bank import BaseLabelBank
 from spml_mm.models.label_banks.batch import training_set_size
+from .base import LabelBankHook
 
 #: What a loaded checkpoint's teacher scores that differ from the files'
 #: lead to (``resume_scores``).
@@ -23,7 +21,7 @@ def _named(record) -> str:
 
 
 @HOOKS.register_module()
-class SPMLTeacherScoreHook(Hook):
+class SPMLTeacherScoreHook(LabelBankHook):
     """Fill the teacher label banks of the model from their score files.
 
     Before training, every label bank of the model written by a teacher
@@ -52,6 +50,10 @@ class SPMLTeacherScoreHook(Hook):
     """
 
     priority = 'NORMAL'
+    WRITTEN_BY = 'teacher'
+    NO_BANK = ('SPMLTeacherScoreHook found no teacher label bank in the '
+               "model; set model.head.label_bank=dict(type='TeacherLabelBank'"
+               ', score_file=...) or remove the hook.')
 
     def __init__(self, resume_scores: str = 'refuse'):
         if resume_scores not in RESUME_SCORES:
@@ -61,30 +63,13 @@ class SPMLTeacherScoreHook(Hook):
         # bank name -> the score file its rows come from (path, sha256)
         self.sources: Dict[str, dict] = {}
 
-    @staticmethod
-    def _banks(runner) -> Dict[str, BaseLabelBank]:
-        model = runner.model.module if is_model_wrapper(
-            runner.model) else runner.model
-        return {
-            name: m
-            for name, m in model.named_modules()
-            if isinstance(m, BaseLabelBank) and m.WRITTEN_BY == 'teacher'
-        }
-
     def before_run(self, runner) -> None:
         from spml_mm.datasets.teacher_scores import (file_sha256,
                                                      load_teacher_table)
 
-        # Runner.test() calls before_run too; there the bank keeps the size
-        # of the checkpoint it loads
-        if isinstance(runner._train_loop, dict) or runner._train_loop is None:
-            return
-        banks = self._banks(runner)
+        banks = self.banks_to_size(runner)
         if not banks:
-            raise ValueError(
-                'SPMLTeacherScoreHook found no teacher label bank in the '
-                "model; set model.head.label_bank=dict(type='TeacherLabelBank'"
-                ", score_file=...) or remove the hook.")
+            return
         dataset = runner.train_dataloader.dataset
         training_set_size(dataset, 'SPMLTeacherScoreHook', 'teacher scores')
         for name, bank in banks.items():
@@ -112,7 +97,7 @@ class SPMLTeacherScoreHook(Hook):
             return
         state = checkpoint.get('state_dict', {})
         recorded = (checkpoint.get('meta') or {}).get('teacher_scores') or {}
-        for name, bank in self._banks(runner).items():
+        for name, bank in self.banks(runner).items():
             keys = {buf: f'{name}.{buf}' for buf in bank.row_buffers}
             if not all(key in state for key in keys.values()):
                 continue
