@@ -1,12 +1,11 @@
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import numpy as np
 import torch
-from mmengine.evaluator import BaseMetric
 from mmpretrain.evaluation import MultiLabelMetric
 from mmpretrain.registry import METRICS
 
-from .metrics import SPMLAveragePrecision
+from .metrics import KnownLabelMetric
 
 
 def harmonic_mean(precision: float, recall: float) -> float:
@@ -16,7 +15,7 @@ def harmonic_mean(precision: float, recall: float) -> float:
 
 
 @METRICS.register_module()
-class SPMLLabelSetMetric(BaseMetric):
+class SPMLLabelSetMetric(KnownLabelMetric):
     """Precision, recall and F1 of the predicted label sets, in percent.
 
     Reads each sample's ``pred_label``, the label set the head predicts at
@@ -51,23 +50,13 @@ class SPMLLabelSetMetric(BaseMetric):
         ...                   dict(type='SPMLLabelSetMetric')]
     """
 
-    default_prefix: Optional[str] = 'spml'
-
-    def __init__(self,
-                 per_class: bool = False,
-                 collect_device: str = 'cpu',
-                 prefix: Optional[str] = None):
-        super().__init__(collect_device=collect_device, prefix=prefix)
-        self.per_class = per_class
-
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         for sample in data_samples:
             num_classes = len(sample['pred_score'])
             predicted = np.zeros(num_classes, dtype=bool)
             predicted[torch.as_tensor(sample['pred_label']).cpu().numpy()] = 1
             self.results.append(
-                (predicted,
-                 SPMLAveragePrecision.known_labels(sample, num_classes)))
+                (predicted, self.known_labels(sample, num_classes)))
 
     def compute_metrics(self, results: List) -> dict:
         predicted = np.stack([r[0] for r in results])
@@ -86,8 +75,7 @@ class SPMLLabelSetMetric(BaseMetric):
                     f'{name}F1': harmonic_mean(precision, recall)
                 })
             if self.per_class:
-                classes = (self.dataset_meta or {}).get(
-                    'classes', [str(k) for k in range(known.shape[1])])
+                classes = self.class_names(known.shape[1])
                 precision, recall, _, _ = MultiLabelMetric.calculate(
                     pred.astype(float), target, average=None, thr=0.5)
                 for c, p, r in zip(classes, precision, recall):

@@ -95,8 +95,51 @@ def selection_score(metrics: dict, key: str, who: str) -> float:
     return float(metrics[key])
 
 
+class KnownLabelMetric(BaseMetric):
+    """Base of the metrics that read each sample's labels as known
+    positives, known negatives and unknowns (:meth:`known_labels`) and may
+    report each class (``per_class``).
+
+    Args:
+        per_class (bool): Also report each class's values. Defaults to
+            False.
+        collect_device (str): Device for gathering results across ranks.
+            Defaults to ``'cpu'``.
+        prefix (str, optional): Prefix of the metric names. Defaults to
+            ``'spml'``.
+    """
+
+    default_prefix: Optional[str] = 'spml'
+
+    def __init__(self,
+                 per_class: bool = False,
+                 collect_device: str = 'cpu',
+                 prefix: Optional[str] = None):
+        super().__init__(collect_device=collect_device, prefix=prefix)
+        self.per_class = per_class
+
+    @staticmethod
+    def known_labels(sample: dict, num_classes: int) -> np.ndarray:
+        """A sample's labels as one row: +1 known positive, -1 known
+        negative, 0 unknown (int8, ``num_classes`` entries)."""
+        def indices(labels):
+            return torch.as_tensor(labels, dtype=torch.long).cpu().numpy()
+
+        known = np.full(num_classes, -1, dtype=np.int8)
+        if 'gt_label_neg' in sample:
+            known[:] = 0
+            known[indices(sample['gt_label_neg'])] = -1
+        known[indices(sample['gt_label'])] = 1
+        return known
+
+    def class_names(self, num_classes: int) -> List[str]:
+        """The dataset's class names, else the column indices."""
+        return (self.dataset_meta or {}).get(
+            'classes', [str(k) for k in range(num_classes)])
+
+
 @METRICS.register_module()
-class SPMLAveragePrecision(BaseMetric):
+class SPMLAveragePrecision(KnownLabelMetric):
     """Mean average precision of SPML evaluation, in percent, on full and on
     partly unknown labels.
 
@@ -157,29 +200,6 @@ class SPMLAveragePrecision(BaseMetric):
         ...     rule='greater'))
     """
 
-    default_prefix: Optional[str] = 'spml'
-
-    def __init__(self,
-                 per_class: bool = False,
-                 collect_device: str = 'cpu',
-                 prefix: Optional[str] = None):
-        super().__init__(collect_device=collect_device, prefix=prefix)
-        self.per_class = per_class
-
-    @staticmethod
-    def known_labels(sample: dict, num_classes: int) -> np.ndarray:
-        """A sample's labels as one row: +1 known positive, -1 known
-        negative, 0 unknown (int8, ``num_classes`` entries)."""
-        def indices(labels):
-            return torch.as_tensor(labels, dtype=torch.long).cpu().numpy()
-
-        known = np.full(num_classes, -1, dtype=np.int8)
-        if 'gt_label_neg' in sample:
-            known[:] = 0
-            known[indices(sample['gt_label_neg'])] = -1
-        known[indices(sample['gt_label'])] = 1
-        return known
-
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         for sample in data_samples:
             # the head's raw scores where it calibrates them: the same
@@ -230,8 +250,7 @@ class SPMLAveragePrecision(BaseMetric):
                                                      known[full] == 1)
         if not np.isnan(annotated).all():
             values['_annotated'] = annotated
-        classes = (self.dataset_meta or {}).get(
-            'classes', [str(k) for k in range(known.shape[1])])
+        classes = self.class_names(known.shape[1])
         self._check_positives(values, known, full, classes)
         metrics = {}
         for suffix, ap in values.items():
