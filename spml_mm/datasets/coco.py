@@ -86,9 +86,7 @@ class SPMLCOCO(SPMLLayoutDataset):
     Args:
         data_root (str): Folder holding ``annotations/``, ``train2014/`` and
             ``val2014/``.
-        **kwargs: The other arguments of :class:`SPMLDataset` (``split``,
-            ``val_frac=0.2``, ``split_seed=1200``, ``observe_seed=1200``,
-            ``full_labels=False``, ``pipeline``...).
+        **kwargs: The other arguments of :class:`SPMLDataset`.
 
     Example:
         >>> train_dataloader = dict(dataset=dict(
@@ -96,5 +94,4 @@ class SPMLCOCO(SPMLLayoutDataset):
         ...     pipeline=train_pipeline))
     """
 
-    def parse_split(self, official_split: str) -> ParsedSplit:
-        return load_coco_split(self.data_root, official_split)
+    read_split = staticmethod(load_coco_split)

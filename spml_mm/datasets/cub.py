@@ -160,9 +160,7 @@ class SPMLCUB(SPMLLayoutDataset):
     Args:
         data_root (str): Where ``CUB_200_2011.tgz`` was extracted (holding
             ``attributes.txt`` and ``CUB_200_2011/``).
-        **kwargs: The other arguments of :class:`SPMLDataset` (``split``,
-            ``val_frac=0.2``, ``split_seed=1200``, ``observe_seed=1200``,
-            ``full_labels=False``, ``pipeline``...).
+        **kwargs: The other arguments of :class:`SPMLDataset`.
 
     Example:
         >>> train_dataloader = dict(dataset=dict(
@@ -170,5 +168,4 @@ class SPMLCUB(SPMLLayoutDataset):
         ...     pipeline=train_pipeline))
     """
 
-    def parse_split(self, official_split: str) -> ParsedSplit:
-        return load_cub_split(self.data_root, official_split)
+    read_split = staticmethod(load_cub_split)

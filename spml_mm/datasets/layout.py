@@ -6,8 +6,8 @@ registers a dataset class on :class:`SPMLLayoutDataset`, which hands the
 parsed matrices to the protocol code of :class:`SPMLDataset`.
 """
 import os.path as osp
-from typing import (Dict, Iterator, List, NamedTuple, Optional, Sequence,
-                    Tuple)
+from typing import (Callable, Dict, Iterator, List, NamedTuple, Optional,
+                    Sequence, Tuple)
 
 import numpy as np
 from mmengine.logging import print_log
@@ -73,18 +73,22 @@ def read_rows(path: str) -> Iterator[Tuple[int, List[str]]]:
 class SPMLLayoutDataset(SPMLDataset):
     """Base of the datasets that read an annotation layout directly.
 
-    Subclasses implement :meth:`parse_split`; image paths are joined with the
-    parsed ``image_dir`` (relative to ``data_root``), class names come from
-    the annotations unless ``classes`` is given, and the protocol is
+    Subclasses name the reader of their layout, :attr:`read_split`, or
+    implement :meth:`parse_split`; image paths are joined with the parsed
+    ``image_dir`` (relative to ``data_root``), class names come from the
+    annotations unless ``classes`` is given, and the protocol is
     :class:`SPMLDataset`'s. Arguments are those of :class:`SPMLDataset`.
     """
 
+    #: The reader of one official split, ``(data_root, split) ->
+    #: ParsedSplit`` (e.g. :func:`~spml_mm.datasets.voc.load_voc_split`).
+    read_split: Callable[[str, str], ParsedSplit]
     _parsed_classes: Optional[Sequence[str]] = None
     _parsed_partial: bool = False
 
     def parse_split(self, official_split: str) -> ParsedSplit:
         """Read the official ``'train'`` or ``'val'`` split."""
-        raise NotImplementedError
+        return self.read_split(self.data_root, official_split)
 
     def load_split_matrices(
         self, official_split: str

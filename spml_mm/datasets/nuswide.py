@@ -110,9 +110,7 @@ class SPMLNUSWIDE(SPMLLayoutDataset):
     Args:
         data_root (str): Folder holding ``Concepts81.txt``, ``ImageList/``,
             ``TrainTestLabels/`` and the images under ``Flickr/``.
-        **kwargs: The other arguments of :class:`SPMLDataset` (``split``,
-            ``val_frac=0.2``, ``split_seed=1200``, ``observe_seed=1200``,
-            ``full_labels=False``, ``pipeline``...).
+        **kwargs: The other arguments of :class:`SPMLDataset`.
 
     Example:
         >>> train_dataloader = dict(dataset=dict(
@@ -120,5 +118,4 @@ class SPMLNUSWIDE(SPMLLayoutDataset):
         ...     pipeline=train_pipeline))
     """
 
-    def parse_split(self, official_split: str) -> ParsedSplit:
-        return load_nuswide_split(self.data_root, official_split)
+    read_split = staticmethod(load_nuswide_split)

@@ -106,10 +106,9 @@ class SPMLVOC(SPMLLayoutDataset):
     Args:
         data_root (str): Where ``VOCtrainval_11-May-2012.tar`` was extracted
             (holding ``VOCdevkit/VOC2012``), or ``VOC2012`` itself.
-        **kwargs: The other arguments of :class:`SPMLDataset` (``split``,
-            ``val_frac=0.2``, ``split_seed=1200``, ``observe_seed=1200``,
-            ``full_labels=False``, ``pipeline``...); ``data_prefix`` stays
-            ``''`` since image paths are found from the layout.
+        **kwargs: The other arguments of :class:`SPMLDataset`;
+            ``data_prefix`` stays ``''`` since image paths are found from the
+            layout.
 
     Example:
         >>> train_dataloader = dict(dataset=dict(
@@ -117,5 +116,4 @@ class SPMLVOC(SPMLLayoutDataset):
         ...     pipeline=train_pipeline))
     """
 
-    def parse_split(self, official_split: str) -> ParsedSplit:
-        return load_voc_split(self.data_root, official_split)
+    read_split = staticmethod(load_voc_split)
