@@ -23,7 +23,7 @@ from mmengine.config import Config
 from spml_mm.apis import (METHODS, calibrate, default_thresholds_path,
                           load_model, save_thresholds, score_split)
 from spml_mm.evaluation import CalibrationError
-from spml_mm.utils import ConfigOptionsAction
+from spml_mm.utils import add_cfg_options
 
 
 def parse_args(argv=None):
@@ -46,9 +46,7 @@ def parse_args(argv=None):
                         '<checkpoint>_thresholds.json)')
     parser.add_argument('--device', help='cpu or cuda (default: cuda when '
                         'available)')
-    parser.add_argument(
-        '--cfg-options', nargs='+', action=ConfigOptionsAction,
-        help='override config entries, e.g. val_dataloader.batch_size=64')
+    add_cfg_options(parser, 'val_dataloader.batch_size=64')
     args = parser.parse_args(argv)
     if args.method is None:
         args.method = 'conformal' if args.positives_per_image is None \

@@ -33,7 +33,7 @@ from spml_mm.datasets.validation import (DatasetError,
                                          expected_positives_problem,
                                          image_problems, index_label_problems,
                                          shared_image_findings)
-from spml_mm.utils import ConfigOptionsAction
+from spml_mm.utils import add_cfg_options
 
 SPLITS = ('train', 'val', 'test')
 
@@ -45,12 +45,7 @@ def parse_args(argv=None):
         '--decode',
         action='store_true',
         help='decode every image (slow on large datasets)')
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=ConfigOptionsAction,
-        help='override config entries, e.g. '
-        'train_dataloader.dataset.data_root=data/voc')
+    add_cfg_options(parser, 'train_dataloader.dataset.data_root=data/voc')
     return parser.parse_args(argv)
 
 

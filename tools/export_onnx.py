@@ -23,7 +23,7 @@ from spml_mm.apis import (apply_thresholds, checkpoint_classes,
                           default_thresholds_path, export_onnx, load_model,
                           split_loader)
 from spml_mm.apis.export import LabelSetModel
-from spml_mm.utils import ConfigOptionsAction
+from spml_mm.utils import add_cfg_options
 
 
 def parse_args(argv=None):
@@ -38,10 +38,7 @@ def parse_args(argv=None):
     parser.add_argument('--verify', type=int, default=64,
                         help='test images to compare ONNX Runtime with '
                         'PyTorch on (0: none; default 64)')
-    parser.add_argument(
-        '--cfg-options', nargs='+', action=ConfigOptionsAction,
-        help='override config entries, e.g. '
-        'test_dataloader.dataset.data_root=data/demo')
+    add_cfg_options(parser, 'test_dataloader.dataset.data_root=data/demo')
     return parser.parse_args(argv)
 
 

@@ -22,7 +22,7 @@ from mmengine.config import Config
 from mmengine.utils import scandir
 
 from spml_mm.apis import SPMLInferencer
-from spml_mm.utils import ConfigOptionsAction
+from spml_mm.utils import add_cfg_options
 
 #: Image file endings a folder is searched for.
 IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.bmp', '.ppm', '.pgm', '.tif',
@@ -43,9 +43,7 @@ def parse_args(argv=None):
     parser.add_argument('--batch-size', type=int, default=32)
     parser.add_argument('--device', help='cpu or cuda (default: cuda when '
                         'available)')
-    parser.add_argument(
-        '--cfg-options', nargs='+', action=ConfigOptionsAction,
-        help='override config entries, e.g. model.head.thr=0.3')
+    add_cfg_options(parser, 'model.head.thr=0.3')
     args = parser.parse_args(argv)
     if args.out and not args.out.endswith(('.json', '.csv')):
         parser.error(f'--out must end with .json or .csv, got {args.out}')

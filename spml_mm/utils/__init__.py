@@ -1,5 +1,5 @@
 from .atomic_backend import AtomicLocalBackend, write_atomically
-from .cfg_options import ConfigOptionsAction
+from .cfg_options import ConfigOptionsAction, add_cfg_options
 from .checkpoint import (DamagedCheckpointError, UnsafeCheckpointError,
                          find_best_checkpoint, find_last_checkpoint,
                          load_checkpoint_safely, newest_intact_checkpoint)
@@ -17,7 +17,7 @@ __all__ = [
     'AtomicLocalBackend', 'CheckpointMismatchError', 'ConfigOptionsAction',
     'DamagedCheckpointError', 'PretrainedWeightsError',
     'DistributedTimeoutError', 'UnsafeCheckpointError', 'WorkDirInUseError',
-    'apply_launch_args', 'check_checkpoint_fits',
+    'add_cfg_options', 'apply_launch_args', 'check_checkpoint_fits',
     'check_pretrained_weights', 'check_runner_setup', 'check_train_schedule',
     'checkpoint_differences', 'claim_work_dir', 'destroy_distributed',
     'drop_disabled_hooks', 'explain_distributed_timeout',

@@ -1,4 +1,5 @@
 """``--cfg-options KEY=VALUE`` as MMEngine parses it, spaces kept."""
+import argparse
 from typing import Any
 
 from mmengine.config import DictAction
@@ -54,3 +55,13 @@ class ConfigOptionsAction(DictAction):
             values.append(ConfigOptionsAction._parse_iterable(val[:end]))
             val = val[end + 1:]
         return tuple(values) if is_tuple else values
+
+
+def add_cfg_options(parser: argparse.ArgumentParser, example: str) -> None:
+    """Add ``--cfg-options`` (:class:`ConfigOptionsAction`) to a tool's
+    parser; its help shows the override ``example``."""
+    parser.add_argument(
+        '--cfg-options',
+        nargs='+',
+        action=ConfigOptionsAction,
+        help=f'override config entries, e.g. {example}')

@@ -15,7 +15,7 @@ from mmengine.device import get_device
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
 
-from .cfg_options import ConfigOptionsAction
+from .cfg_options import add_cfg_options
 from .dist import (destroy_distributed, explain_distributed_timeout,
                    setup_cpu_distributed)
 
@@ -37,11 +37,7 @@ def parse_launch_args(parser: argparse.ArgumentParser,
     Returns:
         argparse.Namespace: The parsed arguments.
     """
-    parser.add_argument(
-        '--cfg-options',
-        nargs='+',
-        action=ConfigOptionsAction,
-        help=f'override config entries, e.g. {example}')
+    add_cfg_options(parser, example)
     parser.add_argument(
         '--launcher',
         choices=['none', 'pytorch', 'slurm', 'mpi'],
