@@ -8,6 +8,15 @@ from spml_mm.utils import (apply_launch_args, check_pretrained_weights,
                            claim_work_dir, drop_disabled_hooks,
                            parse_launch_args, run_runner)
 
+#: The on/off options, with their help.
+SWITCHES = {
+    '--amp': 'mixed precision training',
+    '--no-validate': 'skip validation during training',
+    '--auto-scale-lr': 'scale the learning rate with the total batch size',
+    '--no-pin-memory': 'disable pin_memory',
+    '--no-persistent-workers': 'disable persistent_workers',
+}
+
 
 def parse_args():
     parser = argparse.ArgumentParser(description='Train an SPML model')
@@ -26,22 +35,8 @@ def parse_args():
         help='resume epoch, weights and per-sample state from a checkpoint '
         'without (or ignoring) its optimizer and scheduler state, which '
         'start afresh')
-    parser.add_argument(
-        '--amp', action='store_true', help='mixed precision training')
-    parser.add_argument(
-        '--no-validate',
-        action='store_true',
-        help='skip validation during training')
-    parser.add_argument(
-        '--auto-scale-lr',
-        action='store_true',
-        help='scale the learning rate with the total batch size')
-    parser.add_argument(
-        '--no-pin-memory', action='store_true', help='disable pin_memory')
-    parser.add_argument(
-        '--no-persistent-workers',
-        action='store_true',
-        help='disable persistent_workers')
+    for switch, text in SWITCHES.items():
+        parser.add_argument(switch, action='store_true', help=text)
     return parse_launch_args(parser, 'train_cfg.max_epochs=2')
 
 
