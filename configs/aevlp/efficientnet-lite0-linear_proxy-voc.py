@@ -7,7 +7,6 @@
 # quality there). The learning rate is GR's on this proxy (GPR is GR's on
 # every entry without a pseudo-label); the release's VOC values, 8 epochs.
 _base_ = [
-    '../_base_/models/efficientnet_lite0_cached.py',
     '../_base_/datasets/proxy_voc_cached.py', '../_base_/methods/aevlp.py'
 ]
 

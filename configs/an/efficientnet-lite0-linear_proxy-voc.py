@@ -5,10 +5,7 @@
 # The learning rate is the best of 1e-4 ... 1e-1 on the
 # validation split of the proxy at a fifth of its size
 # (docs/results/accuracy_proxy-voc_linear-f0.2_lr_search.md).
-_base_ = [
-    '../_base_/models/efficientnet_lite0_cached.py',
-    '../_base_/datasets/proxy_voc_cached.py', '../_base_/methods/an.py'
-]
+_base_ = ['../_base_/datasets/proxy_voc_cached.py', '../_base_/methods/an.py']
 
 model = dict(head=dict(num_classes=20, loss=dict(type='ANLoss')))
 optim_wrapper = dict(optimizer=dict(lr=0.001))

@@ -6,7 +6,6 @@
 # validation split of the proxy at a fifth of its size
 # (docs/results/accuracy_proxy-coco_linear-f0.2_lr_search.md).
 _base_ = [
-    '../_base_/models/efficientnet_lite0_cached.py',
     '../_base_/datasets/proxy_coco_cached.py', '../_base_/methods/em_apl.py'
 ]
 

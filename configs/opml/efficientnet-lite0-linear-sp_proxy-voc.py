@@ -6,7 +6,6 @@
 # validation split of the proxy at a fifth of its size
 # (docs/results/accuracy_proxy-voc_linear-f0.2_lr_search.md).
 _base_ = [
-    '../_base_/models/efficientnet_lite0_cached.py',
     '../_base_/datasets/proxy_voc_cached.py', '../_base_/methods/opml_sp.py'
 ]
 

@@ -7,7 +7,6 @@
 # learning rate is EM's on this proxy (the loss is EM's on every entry
 # without a pseudo-label); the release's VOC values, 10 epochs.
 _base_ = [
-    '../_base_/models/efficientnet_lite0_cached.py',
     '../_base_/datasets/proxy_voc_cached.py', '../_base_/methods/vlpl.py'
 ]
 
