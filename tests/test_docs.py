@@ -7,11 +7,13 @@ method once (its configs' README is part of its page). The site is built
 once per session in the test process (the fast tier starts no Python
 process), about 20 s."""
 import glob
+import io
 import os
 import os.path as osp
 import posixpath
 import re
 import subprocess
+import traceback
 from html.parser import HTMLParser
 
 import pytest
@@ -378,9 +380,6 @@ def build_site(html):
     """Build the site (docs/) into ``html`` in this process, as ``make docs``
     does (every warning reported, an error caught): the warnings and errors
     as text, empty if none."""
-    import io
-    import traceback
-
     from sphinx.application import Sphinx
     from sphinx.util.docutils import docutils_namespace, patch_docutils
     docs = osp.join(REPO, 'docs')
