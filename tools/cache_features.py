@@ -22,7 +22,7 @@ from mmengine.dataset import pseudo_collate
 from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
 
-from spml_mm.utils.cfg_options import ConfigOptionsAction
+from spml_mm.utils import add_cfg_options
 
 
 @torch.no_grad()
@@ -64,10 +64,7 @@ def main():
     parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument('--threads', type=int, default=None,
                         help='torch CPU threads (default: torch decides)')
-    parser.add_argument('--cfg-options', nargs='+',
-                        action=ConfigOptionsAction,
-                        help='override config settings, e.g. the datasets\' '
-                        'data_root')
+    add_cfg_options(parser, 'train_dataloader.dataset.data_root=data/voc')
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

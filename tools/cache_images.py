@@ -19,7 +19,7 @@ import time
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
-from spml_mm.utils import ConfigOptionsAction
+from spml_mm.utils import add_cfg_options
 
 
 def main():
@@ -29,10 +29,7 @@ def main():
                         help='the cache .npy (default: '
                         '<data_root>/image_cache/<key>.npy, the key a hash '
                         'of the image list and the cached steps)')
-    parser.add_argument('--cfg-options', nargs='+',
-                        action=ConfigOptionsAction,
-                        help='override config settings, e.g. the datasets\' '
-                        'data_root')
+    add_cfg_options(parser, 'train_dataloader.dataset.data_root=data/voc')
     args = parser.parse_args()
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
@@ -55,7 +52,8 @@ def main():
         paths, steps, cfg.train_dataloader.dataset.data_root)
     build_image_cache(paths, steps, out)
     print(f'\n{len(paths)} images in {time.time() - start:.0f} s to {out}')
-    print(f'with the GPU fast recipe: --cfg-options gpu_fast.image_cache={out}')
+    print('with the GPU fast recipe: --cfg-options '
+          f'gpu_fast.image_cache={out}')
     if len(steps) == 1:
         print('use it with --cfg-options ' + ' '.join(cache_options(out)))
     else:

@@ -51,7 +51,7 @@ from spml_mm.teacher.scorer import (DEFAULT_PROMPTS, RAM_NOT_YET,
                                     load_teacher_config)
 from spml_mm.teacher.scoring import (identity_differences, paths_sha256,
                                      run_identity, score_images)
-from spml_mm.utils import ConfigOptionsAction
+from spml_mm.utils import ConfigOptionsAction, add_cfg_options
 
 SOURCES = ('file', 'model', 'clip', 'ram')
 #: identity keys of the images scored: a file of a superset of the images
@@ -108,9 +108,7 @@ def parse_args(argv=None):
     group.add_argument('--device', default='cuda' if _cuda() else 'cpu')
     group.add_argument('--save-every', type=int, default=1000,
                        help='images between two saves of the progress')
-    parser.add_argument('--cfg-options', nargs='+',
-                        action=ConfigOptionsAction,
-                        help='override entries of CONFIG')
+    add_cfg_options(parser, 'train_dataloader.dataset.data_root=data/voc')
     return parser.parse_args(argv)
 
 

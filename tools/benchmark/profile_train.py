@@ -29,7 +29,7 @@ from mmengine.config import Config
 from mmengine.hooks import Hook
 from mmengine.registry import HOOKS
 
-from spml_mm.utils import ConfigOptionsAction
+from spml_mm.utils import add_cfg_options
 from tools.benchmark.pages.gpu_profile import render
 
 #: what :class:`IterationSplitHook` measured (the runner builds the hook
@@ -115,14 +115,13 @@ def main(argv=None):
                                                   'profile_train'))
     parser.add_argument('--label', default='',
                         help='a name for this run in the page')
-    parser.add_argument('--cfg-options', nargs='+',
-                        action=ConfigOptionsAction,
-                        default={})
+    add_cfg_options(parser, 'train_dataloader.batch_size=64')
     args = parser.parse_args(argv)
     import spml_mm  # noqa: F401
     from spml_mm.utils import drop_disabled_hooks, run_runner
     cfg = Config.fromfile(args.config)
-    cfg.merge_from_dict(args.cfg_options)
+    if args.cfg_options:
+        cfg.merge_from_dict(args.cfg_options)
     batch = cfg.train_dataloader.batch_size
     cfg.train_dataloader.dataset.indices = args.iters * batch
     cfg.train_dataloader.drop_last = True
