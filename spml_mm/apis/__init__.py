@@ -1,5 +1,7 @@
-"""Using a trained SPML model: label sets from images, thresholds chosen
-without full labels, export."""
+"""The plugin's methods (their cards), and using a trained SPML model:
+label sets from images, thresholds chosen without full labels, export."""
+from spml_mm.utils.model_index import Method, get_method, list_methods
+
 from .export import LabelSetModel, export_onnx
 from .inferencer import SPMLInferencer
 from .model import build_model, checkpoint_classes, load_model
@@ -9,8 +11,9 @@ from .thresholds import (METHODS, apply_thresholds, calibrate,
                          save_thresholds)
 
 __all__ = [
-    'LabelSetModel', 'METHODS', 'SPMLInferencer', 'apply_thresholds',
+    'LabelSetModel', 'METHODS', 'Method', 'SPMLInferencer', 'apply_thresholds',
     'build_model', 'calibrate', 'checkpoint_classes',
-    'default_thresholds_path', 'export_onnx', 'load_model',
+    'default_thresholds_path', 'export_onnx', 'get_method', 'list_methods',
+    'load_model',
     'load_thresholds', 'save_thresholds', 'score_split', 'split_loader'
 ]
