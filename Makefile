@@ -51,7 +51,12 @@ test-gpu: $(STAMP)
 
 # one tiny training per method through the real configs (CI)
 bench-quick: $(STAMP) data/demo/formatted_val_labels.npy
-	$(PY) -m tools.benchmark.accuracy --quick --rerun --work-root work_dirs/benchmark_quick
+	PYTHONPATH=.dev_scripts $(PY) -m benchmark.accuracy --quick --rerun --work-root work_dirs/benchmark_quick
+
+# the numbers the README and the docs quote against their json (.dev_scripts/docs_tables.py)
+.PHONY: docs-tables
+docs-tables: $(STAMP)
+	PYTHONPATH=.dev_scripts $(PY) -m docs_tables --check
 
 # the documentation site (Sphinx + MyST, docs/_build/html): warnings are errors,
 # and MyST checks every internal link and anchor

@@ -1,4 +1,5 @@
 import multiprocessing.util
+import os
 import os.path as osp
 import subprocess
 import sys
@@ -8,6 +9,20 @@ import pytest
 from spml_mm.datasets import make_demo_dataset
 
 REPO = osp.dirname(osp.dirname(osp.abspath(__file__)))
+#: The development folder: its modules (``benchmark.*``, ``analysis.*``,
+#: ``docs_tables``) import with it on the path (pytest's ``pythonpath``; a
+#: process gets it through :func:`dev_env`).
+DEV_SCRIPTS = osp.join(REPO, '.dev_scripts')
+
+
+def dev_env(env=None, **extra):
+    """``env`` (default ``os.environ``) and ``extra`` with the repository
+    and :data:`DEV_SCRIPTS` first on ``PYTHONPATH``: what a process running
+    ``python -m benchmark.<name>`` needs, from any folder."""
+    env = dict(os.environ if env is None else env, **extra)
+    env['PYTHONPATH'] = os.pathsep.join(
+        [REPO, DEV_SCRIPTS] + [p for p in [env.get('PYTHONPATH')] if p])
+    return env
 
 #: Programs that cost seconds each (an interpreter importing torch and the
 #: plugin, a launcher, a script that runs them): only slow tests start them.
@@ -66,14 +81,15 @@ def tiny_demo(tmp_path_factory):
 
 
 def run_tool(args, timeout=600, env=None):
-    """Run a repository command; fail with its output if it fails."""
+    """Run a repository command (with .dev_scripts on the path where ``env``
+    is not given); fail with its output if it fails."""
     proc = subprocess.run(
         args,
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=env)
+        env=dev_env() if env is None else env)
     if proc.returncode != 0:
         pytest.fail(f'{" ".join(args)} failed ({proc.returncode}):\n'
                     f'{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}')

@@ -22,8 +22,8 @@ from mmpretrain.structures import DataSample
 
 import spml_mm  # noqa: F401  (registers the plugin)
 from tests.conftest import REPO
-from tools.analysis.loading import build_model
-from tools.benchmark.spml_setups import num_views
+from analysis.loading import build_model
+from benchmark.spml_setups import num_views
 
 CONFIGS = sorted(
     osp.relpath(p, REPO)

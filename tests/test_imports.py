@@ -1,7 +1,10 @@
-"""Every module of spml_mm imports on its own; no module of spml_mm or of
-tools imports one that imports it back (directly or through others); and
-tools runs in one direction: a module that runs as a command (a runner) is
-imported by no other module, except by the runner it is a part of."""
+"""Every module of spml_mm imports on its own; no module of spml_mm, of
+tools or of .dev_scripts imports one that imports it back (directly or
+through others); tools and .dev_scripts run in one direction: a module that
+runs as a command (a runner) is imported by no other module, except by the
+runner it is a part of; and the apparatus of .dev_scripts (``benchmark``,
+``analysis``, ``docs_tables``) imports the package, never the reverse:
+nothing in spml_mm or tools imports it."""
 import ast
 import os.path as osp
 import subprocess
@@ -14,24 +17,31 @@ import spml_mm
 
 PACKAGE = Path(spml_mm.__file__).parent
 TOOLS = PACKAGE.parent / 'tools'
+#: the development folder, on the path as pytest's pythonpath puts it: its
+#: modules are named benchmark.x, analysis.x, docs_tables
+DEV_SCRIPTS = PACKAGE.parent / '.dev_scripts'
+#: the top-level names of .dev_scripts' modules
+APPARATUS = ('benchmark', 'analysis', 'docs_tables')
 #: runner -> the runners it runs as its parts, in its own process
 PARTS = {
     # the three speed measures, one cost section
-    'tools.benchmark.speed': {
-        'tools.benchmark.speed_banks', 'tools.benchmark.speed_iteration',
-        'tools.benchmark.speed_losses'
+    'benchmark.speed': {
+        'benchmark.speed_banks', 'benchmark.speed_iteration',
+        'benchmark.speed_losses'
     },
     # the features a probe trains on, extracted as the cache tool does
-    'tools.analysis.linear_probe': {'tools.cache_features'},
+    'analysis.linear_probe': {'tools.cache_features'},
 }
 
 
-def module_names(package=PACKAGE):
+def module_names(package=PACKAGE, root=None):
     """Every module of ``package`` (a folder), from its files (packages by
-    their ``__init__``)."""
+    their ``__init__``), named from ``root`` (default: the folder above
+    ``package``; ``.dev_scripts`` itself for its modules)."""
     names = []
+    root = package.parent if root is None else root
     for path in sorted(package.rglob('*.py')):
-        parts = path.relative_to(package.parent).with_suffix('').parts
+        parts = path.relative_to(root).with_suffix('').parts
         names.append('.'.join(parts[:-1] if parts[-1] == '__init__' else
                               parts))
     return names
@@ -57,17 +67,36 @@ def imports_in(source, name, is_package=False, modules=None):
     return {m for m in found if m in modules and m != name}
 
 
+def dev_module_names():
+    """Every module of .dev_scripts, as it imports with .dev_scripts on the
+    path (``benchmark.accuracy``, ``analysis.linear_probe``,
+    ``docs_tables``)."""
+    return module_names(DEV_SCRIPTS, DEV_SCRIPTS)
+
+
+def is_apparatus(name):
+    """Whether module ``name`` is one of .dev_scripts'."""
+    return name.split('.')[0] in APPARATUS
+
+
+def is_tool(name):
+    """Whether module ``name`` is one of tools or of .dev_scripts."""
+    return name.startswith('tools.') or is_apparatus(name)
+
+
 def source_of(name):
     """The source of module ``name`` and whether it is a package."""
-    path = PACKAGE.parent / name.replace('.', osp.sep)
+    root = DEV_SCRIPTS if is_apparatus(name) else PACKAGE.parent
+    path = root / name.replace('.', osp.sep)
     is_package = (path / '__init__.py').exists()
     return (path / '__init__.py' if is_package else
             path.with_suffix('.py')).read_text(), is_package
 
 
 def import_graph():
-    """Module -> the modules of spml_mm and tools it imports."""
-    names = module_names() + module_names(TOOLS)
+    """Module -> the modules of spml_mm, tools and .dev_scripts it
+    imports."""
+    names = module_names() + module_names(TOOLS) + dev_module_names()
     graph = {}
     for name in names:
         source, is_package = source_of(name)
@@ -108,8 +137,7 @@ def find_cycles(graph):
 def imports_of_runners(graph):
     """(module, runner it imports) for every import of a runner that is
     not a part of the importing runner (:data:`PARTS`)."""
-    runners = {name for name in graph
-               if name.startswith('tools.') and is_runner(name)}
+    runners = {name for name in graph if is_tool(name) and is_runner(name)}
     return sorted((name, other) for name, imported in graph.items()
                   for other in imported & runners
                   if other not in PARTS.get(name, ()))
@@ -187,28 +215,61 @@ def test_models_stand_on_at_most_five_floors():
 
 def test_tools_runs_in_one_direction():
     """Runners import shared modules, shared modules never a runner (e.g.
-    tools/docs_tables.py reads the result pages' renderers, never the tools
-    that measure); tools/common.py imports no other module of tools."""
+    .dev_scripts/docs_tables.py reads the result pages' renderers, never the
+    tools that measure); .dev_scripts/benchmark/common.py imports no other
+    module of tools or .dev_scripts."""
     graph = import_graph()
-    assert {'tools.docs_tables', 'tools.benchmark.accuracy',
-            'tools.benchmark.gpu_run.__main__'} <= {
-                n for n in graph if n.startswith('tools.') and is_runner(n)}
+    assert {'docs_tables', 'benchmark.accuracy', 'benchmark.gpu_run.__main__',
+            'analysis.linear_probe', 'tools.train'} <= {
+                n for n in graph if is_tool(n) and is_runner(n)}
     wrong = imports_of_runners(graph)
     assert not wrong, '\n'.join(f'{m} imports the runner {r}'
                                 for m, r in wrong)
-    assert not {m for m in graph['tools.common'] if m.startswith('tools')}
+    assert not {m for m in graph['benchmark.common'] if is_tool(m)}
+
+
+def apparatus_imports(source):
+    """The modules of .dev_scripts (by their top-level name, whether or not
+    such a module exists) that ``source`` imports, anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add(node.module or '')
+    return {m for m in found if is_apparatus(m)}
+
+
+def test_the_package_and_tools_never_import_dev_scripts():
+    """.dev_scripts imports spml_mm (and runs tools/*.py), never the
+    reverse: spml_mm and tools ship in the wheel, .dev_scripts does not."""
+    names = module_names() + module_names(TOOLS)
+    assert 'spml_mm.models' in names and 'tools.train' in names
+    wrong = sorted((name, m) for name in names
+                   for m in apparatus_imports(source_of(name)[0]))
+    assert not wrong, '\n'.join(f'{n} imports {m} (.dev_scripts)'
+                                for n, m in wrong)
+    # the check sees an import at the top and one inside a function
+    assert apparatus_imports(
+        'from benchmark.common import REPO\nimport os\n'
+        'def f():\n    import docs_tables\n    from analysis import x\n'
+    ) == {'benchmark.common', 'docs_tables', 'analysis'}
+    assert not apparatus_imports('from .benchmark import x\nimport tools\n')
+    # and the apparatus is walked as the modules it imports as
+    assert {'benchmark.common', 'benchmark.pages.accuracy',
+            'analysis.linear_probe', 'docs_tables'} <= set(dev_module_names())
 
 
 def test_the_check_sees_a_runner_imported():
-    """As tools.docs_tables once imported tools.benchmark.accuracy to render
+    """As docs_tables once imported benchmark.accuracy to render
     its page, and speed_gpu and head_profile each other."""
-    graph = {'tools.docs_tables': {'tools.benchmark.accuracy'},
-             'tools.benchmark.accuracy': {'tools.common'},
-             'tools.common': set()}
+    graph = {'docs_tables': {'benchmark.accuracy'},
+             'benchmark.accuracy': {'benchmark.common'},
+             'benchmark.common': set()}
     assert imports_of_runners(graph) == [
-        ('tools.docs_tables', 'tools.benchmark.accuracy')]
-    assert not imports_of_runners({'tools.benchmark.speed': {
-        'tools.benchmark.speed_losses'}, 'tools.benchmark.speed_losses':
+        ('docs_tables', 'benchmark.accuracy')]
+    assert not imports_of_runners({'benchmark.speed': {
+        'benchmark.speed_losses'}, 'benchmark.speed_losses':
         set()})
 
 

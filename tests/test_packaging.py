@@ -171,6 +171,11 @@ def test_wheel_carries_the_mim_layout(installed):
                  'configs/an/metafile.yml', 'tools/train.py', 'tools/test.py'):
         path = osp.join(mim, name)
         assert osp.isfile(path) and not osp.islink(path), name
+    # only the user tools ship: the apparatus stays in .dev_scripts
+    for name in ('tools/benchmark', 'tools/analysis', 'tools/docs_tables.py',
+                 '.dev_scripts'):
+        assert not osp.exists(osp.join(mim, name)), name
+    assert not osp.exists(osp.join(installed, 'benchmark'))
     with open(osp.join(mim, 'configs', 'grloss', 'resnet50_voc.py')) as f, \
             open(osp.join(REPO, 'configs', 'grloss', 'resnet50_voc.py')) as g:
         assert f.read() == g.read()

@@ -1,9 +1,9 @@
-"""The repository's tools. The entry points at this level run as scripts
-(``python tools/train.py``); ``benchmark`` and ``analysis`` are packages run
-from the repository root as modules (``python -m tools.benchmark.accuracy``).
+"""The repository's tools: what a user runs, each a script at this level
+(``python tools/train.py``, ``bash tools/dist_train.sh``, ``bash
+tools/gpu_run.sh``); the wheel ships them under ``spml_mm/.mim/tools``.
 
-Imports run one way: an entry point imports shared modules (``common.py``
-here; ``benchmark/suites.py``, ``training.py``, ``gpu_steps.py`` and the
-result pages' renderers in ``benchmark/pages/``), and a shared module never
-imports an entry point (``tests/test_imports.py``).
+A tool imports ``spml_mm``, never another tool, and nothing of
+``.dev_scripts`` (the benchmarks, analyses, results pages and the GPU run's
+harness, which import ``spml_mm`` and run this folder's scripts as processes;
+``tests/test_imports.py`` checks it).
 """

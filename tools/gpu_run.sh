@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything a GPU machine measures for this project, in one budgeted,
-# resumable command (tools/benchmark/gpu_run/ says what and in which order;
-# docs/user_guides/gpu_run.md how to use it):
+# resumable command (.dev_scripts/benchmark/gpu_run/ says what and in which
+# order; docs/user_guides/gpu_run.md how to use it):
 #   bash tools/gpu_run.sh --budget 540 --out "$OUT"
 #   bash tools/gpu_run.sh --device cpu --tiny --out /tmp/rehearsal   # rehearsal
 # Where the OpenMMLab stack is missing (a GPU machine without registry
@@ -22,5 +22,6 @@ if ! "$PYTHON" -c "import mmengine, mmpretrain" 2>/dev/null; then
     --upgrade --target /tmp/site .whl/*.whl || exit 1
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-exec "$PYTHON" -m tools.benchmark.gpu_run "$@"
+# the harness is .dev_scripts/benchmark/gpu_run (the development folder)
+export PYTHONPATH=$PWD:$PWD/.dev_scripts${PYTHONPATH:+:$PYTHONPATH}
+exec "$PYTHON" -m benchmark.gpu_run "$@"

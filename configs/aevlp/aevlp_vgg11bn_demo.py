@@ -1,7 +1,7 @@
 # AEVLP (docs/methods/teacher_pseudo_labels.md) on the demo dataset, with a
 # teacher's scores of the training images and of their crops in
 # data/demo/teacher_scores/ (e.g. a synthetic teacher: python -m
-# tools.benchmark.teacher_quality --write-teacher, or a CLIP teacher written
+# benchmark.teacher_quality --write-teacher, or a CLIP teacher written
 # by tools/score_teacher.py --crops). Schedule of the GR demo
 # (configs/grloss/grloss_vgg11bn_demo.py): from scratch, Adam 1e-3, batch
 # 32, 6 epochs.

@@ -2,7 +2,7 @@
 # VOC-like proxy: the ImageNet-pretrained EfficientNet-Lite0 stays frozen and
 # only the classifier trains, on the features cached once by
 # tools/cache_features.py (README, Proxy benchmark). The teacher's scores are
-# data/proxy-voc/teacher_scores/synthetic.npz (tools/benchmark/
+# data/proxy-voc/teacher_scores/synthetic.npz (.dev_scripts/benchmark/
 # teacher_quality.py writes a synthetic teacher of chosen quality there). The
 # learning rate is EM's on this proxy (the loss is EM's on every entry
 # without a pseudo-label); the release's VOC values, 10 epochs.

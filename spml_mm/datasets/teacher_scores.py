@@ -46,9 +46,9 @@ FINGERPRINT_BYTES = 4096
 ZIP_MAGIC = (b'PK\x03\x04', b'PK\x05\x06')
 #: The command that writes a synthetic teacher's file (``--crops K``: K
 #: crops per image).
-SYNTHETIC_COMMAND = ('python -m tools.benchmark.teacher_quality '
-                     '--write-teacher CONFIG --noise {noise} --crops {crops} '
-                     '--teacher-out {path}')
+SYNTHETIC_COMMAND = ('PYTHONPATH=.dev_scripts python -m '
+                     'benchmark.teacher_quality --write-teacher CONFIG '
+                     '--noise {noise} --crops {crops} --teacher-out {path}')
 
 
 class TeacherScoreError(ValueError):

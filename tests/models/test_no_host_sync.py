@@ -24,8 +24,8 @@ from mmpretrain.structures import DataSample
 import spml_mm  # noqa: F401  (registers the plugin)
 from tests.conftest import REPO
 from tests.sync_counting import count_syncs
-from tools.benchmark.gpu_steps import TINY_BACKBONE
-from tools.benchmark.spml_setups import start_schedules
+from benchmark.gpu_steps import TINY_BACKBONE
+from benchmark.spml_setups import start_schedules
 
 BATCH, SIZE, NUM_SAMPLES = 4, 32, 16
 

@@ -1,4 +1,4 @@
-"""tools.benchmark.accuracy --suite: every method has its proxy configs,
+"""benchmark.accuracy --suite: every method has its proxy configs,
 and the learning-rate search reads validation mAP only."""
 import json
 import os
@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from tests.conftest import REPO
-from tools.benchmark import suites, training
+from tests.conftest import REPO, dev_env
+from benchmark import suites, training
 
 
 @pytest.mark.parametrize('suite', ['proxy-voc', 'proxy-coco'])
@@ -122,8 +122,9 @@ def test_cache_options_reach_every_loader_through_train_py_parsing():
 def test_fraction_is_refused_on_the_demo_suite():
     import subprocess
     proc = subprocess.run(
-        [sys.executable, '-m', 'tools.benchmark.accuracy', '--suite', 'demo',
-         '--fraction', '0.5'], cwd=REPO, capture_output=True, text=True)
+        [sys.executable, '-m', 'benchmark.accuracy', '--suite', 'demo',
+         '--fraction', '0.5'], cwd=REPO, capture_output=True, text=True,
+        env=dev_env())
     assert proc.returncode == 2
     assert '--fraction applies to the proxy suites' in proc.stderr
 
@@ -140,7 +141,7 @@ def test_an_interrupted_rate_search_run_resumes(tmp_path):
     import time
 
     from tests.conftest import PYTHON
-    cmd = [PYTHON, '-m', 'tools.benchmark.accuracy', '--suite', 'proxy-voc',
+    cmd = [PYTHON, '-m', 'benchmark.accuracy', '--suite', 'proxy-voc',
            '--regime', 'finetune', '--fraction', '0.01', '--methods', 'an',
            '--lr-search', '1e-3', '--out-dir', str(tmp_path), '--work-root',
            str(tmp_path / 'work'), '--cfg-options', 'train_cfg.max_epochs=8',
@@ -148,7 +149,7 @@ def test_an_interrupted_rate_search_run_resumes(tmp_path):
     work = tmp_path / 'work' / 'proxy-voc_finetune-f0.01' / 'lr_search' / \
         'an' / 'lr0.001'
     proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True,
-                            stdout=subprocess.DEVNULL,
+                            env=dev_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 600
     while not (work / 'last_checkpoint').is_file():
@@ -159,7 +160,8 @@ def test_an_interrupted_rate_search_run_resumes(tmp_path):
     first = glob.glob(str(work / '*' / 'vis_data' / 'scalars.json'))
     assert len(first) == 1
 
-    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True)
+    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True,
+                   env=dev_env())
     found = json.loads((tmp_path / 'accuracy_proxy-voc_finetune-f0.01_'
                         'lr_search.json').read_text())['an']['0.001']
     runs = sorted(glob.glob(str(work / '*' / 'vis_data' / 'scalars.json')))

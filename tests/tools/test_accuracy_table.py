@@ -1,13 +1,13 @@
-"""tools.benchmark.accuracy: the table with an earlier run beside it."""
+"""benchmark.accuracy: the table with an earlier run beside it."""
 import multiprocessing
 import os.path as osp
 import sys
 
 import pytest
 
-from tests.conftest import REPO
-from tools.benchmark import accuracy, training
-from tools.benchmark.pages import accuracy as accuracy_page
+from tests.conftest import REPO, dev_env
+from benchmark import accuracy, training
+from benchmark.pages import accuracy as accuracy_page
 
 
 def runs(*maps):
@@ -76,9 +76,10 @@ def test_searched_lr_needs_a_search_of_every_method(tmp_path):
     (tmp_path / 'accuracy_proxy-voc_linear_lr_search.json').write_text(
         json.dumps({'an': {'0.001': dict(val_mAP=36.)}}))
     proc = subprocess.run(
-        [sys.executable, '-m', 'tools.benchmark.accuracy', '--suite',
+        [sys.executable, '-m', 'benchmark.accuracy', '--suite',
          'proxy-voc', '--methods', 'an', 'gr', '--searched-lr', '--out-dir',
-         str(tmp_path)], cwd=REPO, capture_output=True, text=True)
+         str(tmp_path)], cwd=REPO, capture_output=True, text=True,
+        env=dev_env())
     assert proc.returncode == 2
     assert '--searched-lr: gr not in' in proc.stderr
     assert 'run --lr-search first' in proc.stderr

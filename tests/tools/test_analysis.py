@@ -1,4 +1,4 @@
-"""tools/analysis/: per-class AP, distinguishability, pseudo-label curves."""
+""".dev_scripts/analysis/: per-class AP, distinguishability, pseudo-label curves."""
 import os
 import os.path as osp
 import re
@@ -12,8 +12,8 @@ from sklearn.metrics import average_precision_score
 from spml_mm.datasets import SPMLDataset
 from tests.conftest import PYTHON, run_tool
 
-from tools.analysis import (distinguishability, per_class_ap,
-                            pseudo_label_curve)
+from analysis import (distinguishability, per_class_ap,
+                      pseudo_label_curve)
 
 CONFIG = 'configs/em_apl/em_apl_vgg11bn_demo.py'
 
@@ -164,7 +164,7 @@ def test_pseudo_label_curve_of_a_training_run(em_apl_run, tmp_path):
 
 
 def test_linear_probe_separates_separable_features_and_learns_from_labels():
-    from tools.analysis import linear_probe
+    from analysis import linear_probe
     g = torch.Generator().manual_seed(0)
     # features that carry each class's presence in its own coordinate
     y = (torch.rand(300, 4, generator=g) < 0.3).float()
@@ -184,7 +184,7 @@ def test_linear_probe_separates_separable_features_and_learns_from_labels():
 def test_proxy_vs_papers_shares_against_hand_computed_values(tmp_path):
     import json
 
-    from tools.analysis import proxy_vs_papers
+    from analysis import proxy_vs_papers
     # papers, VOC: AN 85.89, full 89.42, GR 89.83 -> (89.83 - 85.89) / 3.53
     voc = proxy_vs_papers.paper_shares('voc')
     assert voc['gr'] == pytest.approx(3.94 / 3.53)
@@ -200,7 +200,7 @@ def test_proxy_vs_papers_shares_against_hand_computed_values(tmp_path):
         dict(gr=0.5, em=-0.2))
     path = tmp_path / 'runs.json'
     path.write_text(json.dumps(runs))
-    out = run_tool([PYTHON, '-m', 'tools.analysis.proxy_vs_papers',
+    out = run_tool([PYTHON, '-m', 'analysis.proxy_vs_papers',
                     f'{path}=proxy, linear', '--out',
                     str(tmp_path / 'gap.png')])
     # COCO: GR (73.17 - 64.92) / (76.78 - 64.92), EM (70.70 - 64.92) / 11.86

@@ -1,5 +1,5 @@
 """Every result number of the README, the documentation and the method
-READMEs comes from its results json (tools/docs_tables.py), and every table a
+READMEs comes from its results json (.dev_scripts/docs_tables.py), and every table a
 benchmark tool wrote under docs/results is what its json renders to."""
 import json
 import os.path as osp
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import PYTHON, REPO
-from tools import docs_tables
-from tools.benchmark.pages import gpu_tier
+import docs_tables
+from benchmark.pages import gpu_tier
 
 
 def runs(*maps):
@@ -182,7 +182,7 @@ def test_a_tool_page_is_compared_with_what_its_json_renders_to(repo):
         "'| `tests.gpu::test_a` | passed | 2.0 |  |'")
     assert problems[1:] == [
         'docs/results/notes.md: no <!-- results: ... --> block and no '
-        'renderer in TOOL_PAGES of tools/docs_tables.py: nothing checks its '
+        'renderer in TOOL_PAGES of .dev_scripts/docs_tables.py: nothing checks its '
         'numbers against a json']
     # not rewritten: its tool writes it
     assert docs_tables.run(str(repo))[0] == problems[0]
@@ -190,10 +190,10 @@ def test_a_tool_page_is_compared_with_what_its_json_renders_to(repo):
 
 @pytest.mark.slow
 def test_check_names_a_gpu_page_whose_json_changed(tmp_path):
-    """``python tools/docs_tables.py --check`` on a checkout whose gpu.json
+    """``python .dev_scripts/docs_tables.py --check`` on a checkout whose gpu.json
     has the fp16 stock row doubled, gpu.md unchanged: exit 1, gpu.md
     named."""
-    for name in ('tools', 'docs', 'configs'):
+    for name in ('tools', '.dev_scripts', 'docs', 'configs'):
         shutil.copytree(osp.join(REPO, name), tmp_path / name,
                         ignore=shutil.ignore_patterns(
                             '_build', 'model_zoo', '__pycache__'))
@@ -202,7 +202,7 @@ def test_check_names_a_gpu_page_whose_json_changed(tmp_path):
     record = json.loads(path.read_text())
     record['heads']['fp16']['stock']['images_per_s'] *= 2
     path.write_text(json.dumps(record))
-    proc = subprocess.run([PYTHON, 'tools/docs_tables.py', '--check'],
+    proc = subprocess.run([PYTHON, '.dev_scripts/docs_tables.py', '--check'],
                           cwd=tmp_path, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
@@ -336,7 +336,7 @@ def test_every_decimal_of_a_hand_written_results_page_is_a_block(repo):
     page.write_text('a typed 2.42\n')
     assert docs_tables.run(str(repo), check=True) == [
         'docs/results/proxy.md: no <!-- results: ... --> block and no '
-        'renderer in TOOL_PAGES of tools/docs_tables.py: nothing checks its '
+        'renderer in TOOL_PAGES of .dev_scripts/docs_tables.py: nothing checks its '
         'numbers against a json']
 
 

@@ -14,14 +14,14 @@ import threading
 
 import pytest
 
-from tests.conftest import PYTHON, REPO
-from tools.benchmark import gpu_collect
-from tools.benchmark.gpu_run import (command, evidence_queue, harness, inputs,
-                                     machine, profiling)
-from tools.benchmark.gpu_run import evidence as evidence_part
-from tools.benchmark.gpu_run import speed as speed_part
-from tools.benchmark.gpu_run import tier as tier_part
-from tools.common import load_json, write_json
+from tests.conftest import PYTHON, REPO, dev_env
+from benchmark import gpu_collect
+from benchmark.gpu_run import (command, evidence_queue, harness, inputs,
+                               machine, profiling)
+from benchmark.gpu_run import evidence as evidence_part
+from benchmark.gpu_run import speed as speed_part
+from benchmark.gpu_run import tier as tier_part
+from benchmark.common import load_json, write_json
 
 
 def gpu_command(back, results, *extra):
@@ -239,7 +239,7 @@ def test_speed_starts_after_the_data_writing(tmp_path, monkeypatch):
         '--stage', str(tmp_path / 'stage'), '--results-dir',
         str(tmp_path / 'results'), '--parts', 'speed']))
     speed_part.part_speed(run, {'data/a': Writing(), 'data/b': None})
-    assert events == ['data written', 'tools.benchmark.speed_gpu']
+    assert events == ['data written', 'benchmark.speed_gpu']
 
 
 def test_a_complete_recipe_table_is_measured_again_when_not_continued(
@@ -250,8 +250,8 @@ def test_a_complete_recipe_table_is_measured_again_when_not_continued(
     would drop the recipe's rows."""
     from types import SimpleNamespace
 
-    from tools.benchmark.gpu_steps import environment
-    from tools.common import code_fingerprint
+    from benchmark.gpu_steps import environment
+    from benchmark.common import code_fingerprint
     results = tmp_path / 'results'
     results.mkdir()
     commands = []
@@ -591,18 +591,21 @@ def cpu_output(tmp_path_factory):
 
 
 def collect_in_copy(tmp_path, *argv):
-    """``python -m tools.benchmark.gpu_collect`` of a copy of the repository's
+    """``PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect`` of a copy of the repository's
     tools whose docs/results holds the committed GPU tier: the call and the
     copy's results folder."""
-    shutil.copytree(osp.join(REPO, 'tools'), tmp_path / 'tools',
-                    ignore=shutil.ignore_patterns('__pycache__'))
+    for name in ('tools', '.dev_scripts'):
+        shutil.copytree(osp.join(REPO, name), tmp_path / name,
+                        ignore=shutil.ignore_patterns('__pycache__'))
     results = tmp_path / 'docs' / 'results'
     results.mkdir(parents=True)
     for name in ('gpu_tier.json', 'gpu_tier.md', 'gpu_runs.json'):
         shutil.copy(osp.join(REPO, 'docs', 'results', name), results)
-    proc = subprocess.run([PYTHON, '-m', 'tools.benchmark.gpu_collect',
+    proc = subprocess.run([PYTHON, '-m', 'benchmark.gpu_collect',
                            *map(str, argv)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(
+                              tmp_path / '.dev_scripts')))
     return proc, results
 
 
@@ -812,8 +815,7 @@ def test_the_model_teacher_as_the_queue_runs_it(tmp_path, monkeypatch):
                         lambda args: str(scores))
     proc = subprocess.run(
         evidence_part.teacher_command(args, str(record), 0.001), cwd=REPO,
-        capture_output=True, text=True, timeout=900,
-        env=dict(os.environ, PYTHONPATH=REPO))
+        capture_output=True, text=True, timeout=900, env=dev_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = read(record)
     assert (found['config'], found['data_seed'], found['crop_grid']) == (

@@ -1,4 +1,4 @@
-"""tools/benchmark/head_profile.py: the ATen operators a training step calls
+""".dev_scripts/benchmark/head_profile.py: the ATen operators a training step calls
 itself, by phase, per head; and their section under speed_gpu.py's heads
 table."""
 import json
@@ -8,9 +8,9 @@ import torch
 import torch.nn.functional as F
 from torch.profiler import record_function
 
-from tools.benchmark import head_profile, speed_gpu
-from tools.benchmark.pages import gpu
-from tools.benchmark.pages import head_profile as head_profile_page
+from benchmark import head_profile, speed_gpu
+from benchmark.pages import gpu
+from benchmark.pages import head_profile as head_profile_page
 
 TINY = ['--device', 'cpu', '--tiny', '--batch-size', '4', '--img-size',
         '32', '--iters', '2']
@@ -69,7 +69,7 @@ def gpu_record():
     """A speed_gpu.py record: GR below its target, AN above."""
     rate = dict(images_per_s=100., peak_mib=None)
     return dict(
-        command='python -m tools.benchmark.speed_gpu', environment='GPU X',
+        command='PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu', environment='GPU X',
         device='cuda', tiny=False, complete=True, recipe={},
         settings=dict(batch_size=32, img_size=448, warmup=1, iters=1,
                       rounds=1),
@@ -84,7 +84,7 @@ def profile_record():
                     ops=dict(ops, total=sum(ops.values())))
 
     return dict(
-        command='python -m tools.benchmark.head_profile',
+        command='PYTHONPATH=.dev_scripts python -m benchmark.head_profile',
         environment='CPU (x86_64, 2 threads)', commit='abc', device='cpu',
         tiny=False, settings=dict(batch_size=32, img_size=64, iters=1),
         heads=dict(stock=result(1, 300., 70.), AN=result(1, 300., 10.),

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from tools.benchmark import label_sets
-from tools.benchmark.pages import label_sets as label_sets_page
+from benchmark import label_sets
+from benchmark.pages import label_sets as label_sets_page
 
 
 def synthetic(seed=0, n=400, c=4):

@@ -1,10 +1,10 @@
-"""tools/benchmark/selection.py: the criteria's values per epoch and the
+""".dev_scripts/benchmark/selection.py: the criteria's values per epoch and the
 (learning rate, epoch) each criterion selects, on hand-made scores."""
 import numpy as np
 import pytest
 
-from tools.benchmark.pages.selection import select, summarize
-from tools.benchmark.selection import run_values
+from benchmark.pages.selection import select, summarize
+from benchmark.selection import run_values
 
 
 def test_run_values_against_hand_computed_map():
@@ -65,7 +65,7 @@ def test_summarize_loss_against_full_validation_labels():
 
 
 def test_page_names_losses_and_order(tmp_path):
-    from tools.benchmark.pages.selection import write_page
+    from benchmark.pages.selection import write_page
     results = {
         'an': {'0': runs({'0.001': [(50, 10, [1, 9], 40),
                                     (60, 5, [2, 1], 45)]})},

@@ -1,5 +1,5 @@
 """VLPL's and AEVLP's losses and DAMP's pseudo-labels against the releases'
-own functions (tools/analysis/release_agreement.py). The releases are not
+own functions (.dev_scripts/analysis/release_agreement.py). The releases are not
 part of spml-mm: the test runs where a git clone of each is found, named by
 SPML_VLPL_REPO and SPML_AEVLP_REPO, and is skipped elsewhere."""
 import os
@@ -7,7 +7,7 @@ import os.path as osp
 
 import pytest
 
-from tools.analysis import release_agreement as ra
+from analysis import release_agreement as ra
 
 VLPL = os.environ.get('SPML_VLPL_REPO', '/work/.mirror/mvrl+VLPL/repo')
 AEVLP = os.environ.get('SPML_AEVLP_REPO',

@@ -1,4 +1,4 @@
-"""tools/benchmark/reproduce.sh (dry run) and its table."""
+""".dev_scripts/benchmark/reproduce.sh (dry run) and its table."""
 import os
 import os.path as osp
 import subprocess
@@ -9,7 +9,7 @@ from tests.conftest import PYTHON, REPO, run_tool
 
 pytestmark = pytest.mark.slow  # runs the shell script in processes
 
-SCRIPT = 'tools/benchmark/reproduce.sh'
+SCRIPT = '.dev_scripts/benchmark/reproduce.sh'
 METHODS = ['full', 'an', 'an_ls', 'wan', 'epr', 'role', 'em', 'em_apl', 'll_r',
            'll_ct', 'll_cp', 'hill', 'splc', 'grloss', 'lasd', 'opml']
 #: methods that train AN's config with another loss, and their options
@@ -49,7 +49,7 @@ def test_dry_run_prints_every_method(tmp_path):
                     ) in out
     # the upper bound trains AN's config on the true labels, only it
     assert out.count('full_labels=True') == 4  # 2 seeds x (train + test)
-    table = '-m tools.benchmark.reproduce_table'
+    table = '-m benchmark.reproduce_table'
     assert f'{table} {tmp_path} --dataset voc --methods ' \
         + ' '.join(METHODS) in out
     assert f'{table} {osp.dirname(tmp_path)} --layout' in out
@@ -96,7 +96,7 @@ def test_table_of_finished_runs(tmp_path):
                 f'Epoch(test) [20/20]  spml/mAP: {value:.4f}  data_time: 1\n')
             (work / 'train_seconds').write_text(f'{100 * (seed + 1)}\n')
     out = run_tool([
-        PYTHON, '-m', 'tools.benchmark.reproduce_table',
+        PYTHON, '-m', 'benchmark.reproduce_table',
         str(tmp_path), '--dataset', 'voc', '--methods', 'full', 'an',
         'grloss', 'em', 'opml'
     ])
@@ -174,7 +174,7 @@ def test_table_in_the_papers_layout(tmp_path):
         work.mkdir(parents=True)
         (work / 'test.log').write_text(
             f'Epoch(test) [20/20]  spml/mAP: {value:.4f}\n')
-    out = run_tool([PYTHON, '-m', 'tools.benchmark.reproduce_table',
+    out = run_tool([PYTHON, '-m', 'benchmark.reproduce_table',
                     str(tmp_path), '--layout'])
     rows = [line for line in out.splitlines() if line.startswith('| ')]
     assert rows[0] == '| method | VOC | COCO | NUS | CUB |'

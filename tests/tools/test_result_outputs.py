@@ -1,15 +1,14 @@
 """The benchmark tools write into work_dirs/results unless --out-dir names
 docs/results: a smoke run overwrote the tracked result pages."""
 import argparse
-import os
 import os.path as osp
 import shutil
 import subprocess
 
 import pytest
 
-from tests.conftest import PYTHON, REPO
-from tools import common
+from tests.conftest import PYTHON, REPO, dev_env
+from benchmark import common
 
 TRACKED = osp.join(REPO, 'docs', 'results')
 
@@ -22,8 +21,8 @@ def test_label_bank_page_goes_to_the_work_folder_by_default(tmp_path):
     with open(osp.join(TRACKED, 'label_bank.md'), 'rb') as f:
         tracked = f.read()
     proc = subprocess.run(
-        [PYTHON, '-m', 'tools.benchmark.label_bank_scale', '--render-only'],
-        cwd=tmp_path, env=dict(os.environ, PYTHONPATH=REPO),
+        [PYTHON, '-m', 'benchmark.label_bank_scale', '--render-only'],
+        cwd=tmp_path, env=dev_env(),
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.strip().splitlines()
@@ -45,7 +44,7 @@ def test_label_bank_page_goes_to_the_work_folder_by_default(tmp_path):
 def test_every_page_writer_defaults_to_the_work_folder(tool, monkeypatch):
     """Each tool's --out-dir default, read from its parser."""
     import importlib
-    module = importlib.import_module(f'tools.benchmark.{tool}')
+    module = importlib.import_module(f'benchmark.{tool}')
     seen = {}
 
     def parse(parser, *a, **k):

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from tests.conftest import PYTHON, REPO
-from tools.benchmark.faults.harness import FAULT_CONFIG, INJECTOR
+from benchmark.faults.harness import FAULT_CONFIG, INJECTOR
 
 AN = 'configs/an/an_vgg11bn_demo.py'
 EARLY_STOPPING = ('default_hooks.early_stopping.type=SPMLEarlyStoppingHook',
@@ -36,7 +36,7 @@ def train(config, work, data_root, epochs, *args, more=(), env=None):
 
 def fault_config(folder, base=AN, extra='[]'):
     """``base`` with the fault probe's injector
-    (tools/benchmark/faults/harness.py), imported from ``folder``."""
+    (.dev_scripts/benchmark/faults/harness.py), imported from ``folder``."""
     with open(osp.join(folder, 'fault_injector.py'), 'w') as f:
         f.write(INJECTOR)
     path = osp.join(folder, 'fault_config.py')

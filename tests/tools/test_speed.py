@@ -1,4 +1,4 @@
-"""tools.benchmark.speed and its parts: the measuring module, the
+"""benchmark.speed and its parts: the measuring module, the
 entry points and the report."""
 import json
 import os.path as osp
@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from tests.conftest import PYTHON, REPO, run_tool
-from tools.benchmark import measure, speed_losses, spml_setups
-from tools.benchmark.pages import speed as speed_page
+from benchmark import measure, speed_losses, spml_setups
+from benchmark.pages import speed as speed_page
 
 
 @pytest.fixture
@@ -140,7 +140,7 @@ def test_history_beside_this_run():
 @pytest.mark.slow
 def test_quick_run_writes_its_page(tmp_path):
     out = run_tool([
-        PYTHON, '-m', 'tools.benchmark.speed', '--quick', '--threads', '1',
+        PYTHON, '-m', 'benchmark.speed', '--quick', '--threads', '1',
         '--out-dir',
         str(tmp_path)
     ])
@@ -156,13 +156,13 @@ def test_quick_run_writes_its_page(tmp_path):
     for part in ('losses', 'iteration', 'banks'):
         with open(tmp_path / f'speed_{part}.json') as f:
             assert json.load(f)['command'].startswith(
-                'python -m tools.benchmark.speed --quick')
+                'PYTHONPATH=.dev_scripts python -m benchmark.speed --quick')
     # an entry point alone re-renders the page from the parts there
     out = run_tool([
-        PYTHON, '-m', 'tools.benchmark.speed_banks', '--repeats', '1',
+        PYTHON, '-m', 'benchmark.speed_banks', '--repeats', '1',
         '--scale', '0.01', '--threads', '1', '--out-dir',
         str(tmp_path)
     ])
     text = (tmp_path / 'speed.md').read_text()
-    assert 'Command: `python -m tools.benchmark.speed_banks --repeats 1' \
+    assert 'Command: `PYTHONPATH=.dev_scripts python -m benchmark.speed_banks --repeats 1' \
         in text and '### Training iteration' in text

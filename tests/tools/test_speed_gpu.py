@@ -1,4 +1,4 @@
-"""tools/benchmark/speed_gpu.py on the CPU, tiny: both tables written, the
+""".dev_scripts/benchmark/speed_gpu.py on the CPU, tiny: both tables written, the
 stock rows and the switch rows, with the device and versions; where it
 writes, the page rendered again from its json, the budget, and a clear
 refusal without CUDA."""
@@ -11,10 +11,10 @@ import mmpretrain
 import pytest
 import torch
 
-from tests.conftest import PYTHON, REPO
-from tools.benchmark import speed_gpu
-from tools.benchmark.pages import gpu
-from tools.common import code_fingerprint
+from tests.conftest import DEV_SCRIPTS, PYTHON, REPO
+from benchmark import speed_gpu
+from benchmark.pages import gpu
+from benchmark.common import code_fingerprint
 
 TINY = [
     '--device', 'cpu', '--tiny', '--methods', 'AN', 'LASD',
@@ -30,7 +30,7 @@ def test_speed_gpu_smoke(tmp_path, capsys):
     speed_gpu.main(argv)
     assert f'wrote {tmp_path}/gpu.md' in capsys.readouterr().out
     text = (tmp_path / 'gpu.md').read_text()
-    assert f'`python -m tools.benchmark.speed_gpu {" ".join(argv)}`' in text
+    assert f'`PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu {" ".join(argv)}`' in text
     assert f'torch {torch.__version__}' in text
     assert f'mmpretrain {mmpretrain.__version__}' in text
     assert 'Incomplete' not in text
@@ -131,10 +131,10 @@ def test_speed_gpu_budget_keeps_what_it_measured(tmp_path):
 def test_speed_gpu_default_out_and_no_cuda(tmp_path):
     tracked = osp.join(REPO, 'docs', 'results', 'gpu.md')
     before = open(tracked).read()
-    env = dict(PYTHONPATH=REPO, CUDA_VISIBLE_DEVICES='',
+    env = dict(PYTHONPATH=f'{REPO}:{DEV_SCRIPTS}', CUDA_VISIBLE_DEVICES='',
                PATH='/usr/bin:/bin', HOME=str(tmp_path))
     # without CUDA and without --device: the message, not a driver error
-    proc = subprocess.run([PYTHON, '-m', 'tools.benchmark.speed_gpu',
+    proc = subprocess.run([PYTHON, '-m', 'benchmark.speed_gpu',
                            '--tables', 'heads'], cwd=tmp_path, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 2
@@ -142,7 +142,7 @@ def test_speed_gpu_default_out_and_no_cuda(tmp_path):
     assert '--device cpu --tiny' in proc.stderr
     # the tiny smoke test by default writes under the current folder's
     # work_dirs, not the tracked page
-    proc = subprocess.run([PYTHON, '-m', 'tools.benchmark.speed_gpu', *TINY,
+    proc = subprocess.run([PYTHON, '-m', 'benchmark.speed_gpu', *TINY,
                            '--tables', 'heads'], cwd=tmp_path, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -1,4 +1,4 @@
-from tools.benchmark.pages.teacher_quality import crossing
+from benchmark.pages.teacher_quality import crossing
 
 
 def test_crossing_interpolates_between_levels():
@@ -14,7 +14,7 @@ def test_crossing_interpolates_between_levels():
 
 def test_page_reports_the_real_teacher(tmp_path):
     """The page's real-teacher section from a json with hand values."""
-    from tools.benchmark.pages.teacher_quality import write_outputs
+    from benchmark.pages.teacher_quality import write_outputs
 
     def runs(*maps):
         return {str(i): dict(mAP=m, seconds=1.) for i, m in enumerate(maps)}

@@ -123,7 +123,7 @@ def test_a_regenerated_dataset_refuses_its_old_scores(tmp_path):
     write_synthetic_teacher(training_set(config, root, None), score_file,
                             noise=0.3)
     out = run_tool(make + ['--seed', '7'])
-    command = ('python -m tools.benchmark.teacher_quality --write-teacher '
+    command = ('PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --write-teacher '
                f'CONFIG --noise 0.3 --crops 0 --teacher-out {score_file}')
     assert f'warning: {score_file} scored 32 of its 32 images before they ' \
         f'were replaced here; training refuses it. Write it again with ' \
@@ -153,7 +153,7 @@ def test_a_score_file_without_fingerprints(tiny_demo, tmp_path):
     work = str(tmp_path / 'run')
     out = refused(train(config, work, tiny_demo, score_file))
     assert f'{score_file} records no image fingerprints' in out
-    assert 'python -m tools.benchmark.teacher_quality --write-teacher ' \
+    assert 'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --write-teacher ' \
         f'CONFIG --noise 0.3 --crops 0 --teacher-out {score_file}' in out
     bind = (f'python tools/score_teacher.py CONFIG --source file --scores '
             f'{score_file} --out {score_file} --overwrite')
@@ -236,6 +236,6 @@ def test_a_synthetic_file_without_crops_names_its_command(
                         score_file))
     assert f'{score_file} holds no crop scores; write it with crop scores ' \
         '(AEVLP scores a 4 x 4 grid) with python -m ' \
-        'tools.benchmark.teacher_quality --write-teacher CONFIG --noise 0.3 ' \
+        'benchmark.teacher_quality --write-teacher CONFIG --noise 0.3 ' \
         f'--crops 4 --teacher-out {score_file}' in out
     assert '--source synthetic' not in out

@@ -15,7 +15,7 @@ from spml_mm.engine.optimizers.grouped_optim_wrapper_constructor import \
     merge_param_groups
 from tests.conftest import PYTHON, REPO, run_tool
 from tests.tools.test_train_test import CONFIG, tiny_options
-from tools.benchmark.gpu_steps import synthetic_batch
+from benchmark.gpu_steps import synthetic_batch
 
 TINY_BACKBONE = dict(type='ResNet', depth=18, stem_channels=8,
                      base_channels=8, out_indices=(3, ))

@@ -120,7 +120,7 @@ def test_a_compiled_step_starts_its_graphs_from_the_moved_batch():
     batch."""
     from mmengine.optim import OptimWrapper
 
-    from tools.benchmark.gpu_steps import TINY_BACKBONE
+    from benchmark.gpu_steps import TINY_BACKBONE
     init_default_scope('mmpretrain')
     model = MODELS.build(dict(
         type='ImageClassifier', backbone=TINY_BACKBONE,

@@ -1,0 +1,2 @@
+"""Analyses of trained runs, run from the repository root as
+``PYTHONPATH=.dev_scripts python -m analysis.<name>``."""

@@ -1,0 +1,263 @@
+"""From scores to label sets: how well each calibration without full labels
+chooses the thresholds, for every method.
+
+    PYTHONPATH=.dev_scripts python -m benchmark.label_sets --out-dir docs/results
+    PYTHONPATH=.dev_scripts python -m benchmark.label_sets --suite proxy-voc --fraction 0.2 \
+        --out-dir docs/results
+    PYTHONPATH=.dev_scripts python -m benchmark.label_sets --methods an gr --render-only
+
+Trains each method of a suite (seed 0, its config through
+``tools/train.py``; on a proxy suite at the rate its accuracy page's search
+chose) and keeps its best checkpoint's raw scores with their labels on the
+test and validation splits (``label_sets/<suite>/<method>_{test,val}.npz``,
+written by ``tools/test.py --out-scores``) and the validation images'
+observed labels (``<method>_valobs.npy``); kept runs are not trained again.
+Then it chooses thresholds on the validation split and measures the label
+sets on the test split: the head's 0.5, each calibration of
+``tools/calibrate.py`` that needs no full labels (conformal per class at
+alpha 0.1 and 0.2, one pooled conformal threshold, class-prior matching and
+top-k with the data's mean number of labels per image), the F1 reference on
+a fully labelled validation subset, and the oracle (F1-optimal on the test
+labels themselves). Each suite is one section of
+``label_sets.{json,md,png}``; a run updates its own.
+"""
+import argparse
+import json
+import os
+import os.path as osp
+import sys
+
+import numpy as np
+
+from benchmark.pages.accuracy import chosen_lrs
+from benchmark.pages.label_sets import (ALPHAS, FULL_SUBSET, conclusion,
+                                        plot, render)
+from benchmark.pages.results import report_written
+from benchmark.suites import (SUITE_TITLES, proxy_options, suite_config,
+                              suite_methods)
+from benchmark.training import prepare_suite, resume_option, run
+from benchmark.common import (REPO, RESULTS_DIR, add_out_dir, command_line,
+                          machine_summary)
+
+#: The methods of the page: every single-positive method and the bounds.
+PAGE_METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml',
+                'opml_sp', 'epr', 'role', 'll_r', 'll_ct', 'll_cp')
+
+
+def run_name(suite, regime, fraction):
+    """The folder of a suite's kept scores, as the accuracy pages name it."""
+    if suite == 'demo':
+        return 'demo'
+    return f'{suite}_{regime}' + ('' if fraction == 1 else f'-f{fraction:g}')
+
+
+def train_and_dump(args, method, prefix):
+    """Train ``method`` in the suite (resuming an interrupted run), at the
+    rate its accuracy page's search chose where there is one, and keep the
+    best checkpoint's scores: ``<prefix>_test.npz``, ``<prefix>_val.npz``
+    (with the config's validation labels) and ``<prefix>_valobs.npy`` (the
+    validation images' observed labels)."""
+    from spml_mm.utils import find_best_checkpoint
+    name = run_name(args.suite, args.regime, args.fraction)
+    config = suite_config(args.suite, method, args.regime)
+    options = [f'randomness.seed={args.seed}',
+               *proxy_options(args.suite, args.fraction, config)]
+    searched = osp.join(RESULTS_DIR, f'accuracy_{name}_lr_search.json')
+    if args.suite != 'demo' and osp.isfile(searched):
+        with open(searched) as f:
+            lr = chosen_lrs(json.load(f)).get(method)
+        options += [f'optim_wrapper.optimizer.lr={lr}'] if lr else []
+    work_dir = osp.join(REPO, args.work_root, name, method)
+    run([sys.executable, 'tools/train.py', config, '--work-dir', work_dir,
+         *resume_option(work_dir), '--cfg-options', *options])
+    os.makedirs(osp.dirname(prefix), exist_ok=True)
+    test = [sys.executable, 'tools/test.py', config,
+            find_best_checkpoint(work_dir), '--work-dir', work_dir]
+    for part, extra in (('test', []),
+                        ('val', ['test_dataloader.dataset.split=val'])):
+        run([*test, '--out-scores', f'{prefix}_{part}.npz',
+             '--cfg-options', *options, *extra])
+    np.save(f'{prefix}_valobs.npy', observed_val_labels(config, options))
+
+
+def observed_val_labels(config, options):
+    """The labels (N, C: +1, -1, 0) a single-positive protocol observes on
+    the validation images of ``config`` with ``--cfg-options options``: its
+    dataset built with ``val_labels='observed'``, no image read."""
+    from mmengine.config import Config
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import DATASETS
+
+    from spml_mm.evaluation import SPMLAveragePrecision
+    from spml_mm.utils import ConfigOptionsAction
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--o', nargs='+', action=ConfigOptionsAction)
+    cfg = Config.fromfile(osp.join(REPO, config))
+    cfg.merge_from_dict(parser.parse_args(['--o', *options]).o)
+    init_default_scope('mmpretrain')
+    dataset = DATASETS.build(dict(cfg.val_dataloader.dataset,
+                                  val_labels='observed',
+                                  val_full_subset=None, pipeline=[]))
+    return np.stack([
+        SPMLAveragePrecision.known_labels(dataset.get_data_info(i),
+                                          cfg.model.head.num_classes)
+        for i in range(len(dataset))
+    ])
+
+
+def load_scores(prefix):
+    """The kept scores and labels of one run (see :func:`train_and_dump`)."""
+    data = dict(valobs_known=np.load(f'{prefix}_valobs.npy'))
+    for part in ('test', 'val'):
+        with np.load(f'{prefix}_{part}.npz') as found:
+            data[f'{part}_scores'] = found['scores'].astype(np.float64)
+            data[f'{part}_known'] = found['known']
+            data['classes'] = [str(c) for c in found['classes']]
+    return data
+
+
+def label_set_metrics(predicted, labels):
+    """The F1 family of :class:`SPMLLabelSetMetric` on full labels."""
+    from spml_mm.evaluation import SPMLLabelSetMetric
+    known = np.where(labels == 1, 1, -1).astype(np.int8)
+    return SPMLLabelSetMetric().compute_metrics(list(zip(predicted, known)))
+
+
+def decisions(data, m):
+    """Each decision's label sets on the test split (N, C, bool), or why
+    its calibration refused (too few observed positives in a class)."""
+    from spml_mm.apis import calibrate
+    from spml_mm.evaluation import CalibrationError, f1_optimal_thresholds
+    val, test = data['val_scores'], data['test_scores']
+    observed, classes = data['valobs_known'], data['classes']
+    rng = np.random.RandomState(0)
+    subset = rng.choice(len(val), FULL_SUBSET, replace=False)
+    sets = {'0.5': test >= 0.5}
+    calibrations = {
+        'global_0.1': ('global', dict(alpha=0.1)),
+        'prior': ('prior', dict(positives_per_image=m)),
+        **{f'conformal_{a}': ('conformal', dict(alpha=a)) for a in ALPHAS}
+    }
+    for key, (method, options) in calibrations.items():
+        try:
+            record = calibrate(method, val, observed, classes, **options)
+        except CalibrationError as err:
+            sets[key] = str(err).split(' (')[0]
+            continue
+        sets[key] = test >= np.array(record['thresholds'])
+    k = calibrate('topk', val, observed, classes,
+                  positives_per_image=m)['topk']
+    top = np.argsort(-test, axis=1)[:, :k]
+    sets['topk'] = np.zeros_like(test, dtype=bool)
+    np.put_along_axis(sets['topk'], top, True, axis=1)
+    ref, _ = f1_optimal_thresholds(val[subset],
+                                   data['val_known'][subset] == 1)
+    sets['f1_subset'] = test >= ref
+    oracle, _ = f1_optimal_thresholds(test, data['test_known'] == 1)
+    sets['oracle'] = test >= oracle
+    return sets
+
+
+def held_out_recall(predicted, labels, seed=1200):
+    """Per-class recall on one observed positive per test image (the
+    protocol's draw), averaged over the classes, in percent."""
+    from spml_mm.datasets import observe_uniform
+    observed = observe_uniform(labels.astype(np.int64), 1, 0, seed) == 1
+    per_class = [predicted[observed[:, k], k].mean()
+                 for k in range(labels.shape[1]) if observed[:, k].any()]
+    return 100 * float(np.mean(per_class))
+
+
+def evaluate(data):
+    from spml_mm.evaluation import mean_average_precision
+    labels = (data['test_known'] == 1).astype(np.uint8)
+    m = float((data['val_known'] == 1).sum(1).mean())
+    sets = decisions(data, m)
+    rows = {key: dict(CF1=None, OF1=None, CR=None, refused=pred)
+            if isinstance(pred, str) else label_set_metrics(pred, labels)
+            for key, pred in sets.items()}
+    base, oracle = rows['0.5']['CF1'], rows['oracle']['CF1']
+    for row in rows.values():
+        row['gap_closed'] = (row['CF1'] - base) / (oracle - base) if \
+            oracle > base and row['CF1'] is not None else None
+    recall = {}
+    for alpha in ALPHAS:
+        pred = sets[f'conformal_{alpha}']
+        recall[f'{alpha}'] = dict(
+            target=100 * (1 - alpha),
+            observed=None if isinstance(pred, str) else held_out_recall(
+                pred, labels),
+            all_positives=rows[f'conformal_{alpha}']['CR'])
+    counts = (data['valobs_known'] == 1).sum(0)
+    return dict(mAP=mean_average_precision(data['test_scores'], labels),
+                positives_per_image=m, decisions=rows,
+                val_images=len(data['valobs_known']),
+                observed_per_class=[int(counts.min()), int(counts.max())],
+                conformal_recall=recall)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--suite', choices=tuple(SUITE_TITLES),
+                        default='demo')
+    parser.add_argument('--regime', choices=('linear', 'finetune'),
+                        default='linear', help='proxy suites: the regime')
+    parser.add_argument('--fraction', type=float, default=1.,
+                        help='proxy suites: the share of the proxy\'s size')
+    parser.add_argument('--methods', nargs='+', choices=PAGE_METHODS)
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--work-root', default='work_dirs/label_sets')
+    parser.add_argument('--render-only', action='store_true',
+                        help='train nothing: the page from the kept scores')
+    add_out_dir(parser, 'label_sets.{json,md,png} and the kept scores')
+    args = parser.parse_args()
+    methods = args.methods or [m for m in PAGE_METHODS
+                               if m in suite_methods(args.suite)]
+    name = run_name(args.suite, args.regime, args.fraction)
+    kept = osp.join(args.out_dir, 'label_sets', name)
+    if not args.render_only:
+        prepare_suite(args.suite, args.regime, args.fraction)
+    runs = {}
+    for method in methods:
+        prefix = osp.join(kept, method)
+        if not osp.isfile(f'{prefix}_valobs.npy'):
+            if args.render_only:
+                continue
+            print(f'training {method}', flush=True)
+            train_and_dump(args, method, prefix)
+        runs[method] = evaluate(load_scores(prefix))
+        print(f'{method}: CF1 at 0.5 '
+              f'{runs[method]["decisions"]["0.5"]["CF1"]:.1f}, oracle '
+              f'{runs[method]["decisions"]["oracle"]["CF1"]:.1f}', flush=True)
+    if not runs:
+        sys.exit(f'no kept scores in {kept}; run without --render-only')
+    json_path = osp.join(args.out_dir, 'label_sets.json')
+    results = dict(suites={})
+    if osp.isfile(json_path):
+        with open(json_path) as f:
+            results = json.load(f)
+    title = SUITE_TITLES[args.suite] + (
+        '' if args.suite == 'demo' else
+        f', {args.regime} regime' + ('' if args.fraction == 1 else
+                                     f', at {args.fraction:g} of its size'))
+    before = results['suites'].get(name, {})
+    # a page rendered again names the run that kept the scores
+    command, machine = (before['command'], before['machine']) if (
+        args.render_only and before) else (command_line(sys.argv),
+                                           machine_summary())
+    results['suites'][name] = dict(
+        title=title, command=command, machine=machine, seed=args.seed,
+        positives_per_image=float(np.mean(
+            [r['positives_per_image'] for r in runs.values()])),
+        runs=runs, conclusion=conclusion(runs))
+    with open(json_path, 'w') as f:
+        json.dump(results, f, indent=1)
+    with open(osp.join(args.out_dir, 'label_sets.md'), 'w') as f:
+        f.write(render(results))
+    plot(results, osp.join(args.out_dir, 'label_sets.png'))
+    report_written(args.out_dir,
+                   ['label_sets.json', 'label_sets.md', 'label_sets.png'])
+
+
+if __name__ == '__main__':
+    main()

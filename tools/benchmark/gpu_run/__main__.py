@@ -1,6 +1,0 @@
-"""``python -m tools.benchmark.gpu_run``: the GPU command (``bash
-tools/gpu_run.sh`` installs what it needs and runs it)."""
-from tools.benchmark.gpu_run.command import main
-
-if __name__ == '__main__':
-    main()
