@@ -41,7 +41,7 @@ check_version('mmengine', mmengine.__version__, MMENGINE_VERSION_RANGE)
 MODULE2PACKAGE.setdefault('spml_mm', 'spml_mm.version')
 
 from . import datasets, engine, evaluation, models, utils  # noqa: E402,F401
-from .utils.model_index import register_models  # noqa: E402
+from .apis.methods import register_models  # noqa: E402
 
 # mmpretrain.list_models() / get_model() know the plugin's models
 register_models()

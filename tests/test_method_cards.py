@@ -10,7 +10,7 @@ from mmengine.config import Config
 from mmpretrain.registry import HOOKS, MODELS
 
 from spml_mm.apis import get_method, list_methods
-from spml_mm.utils.model_index import KINDS
+from spml_mm.apis.methods import KINDS
 from tests.conftest import REPO
 
 FOLDERS = sorted(

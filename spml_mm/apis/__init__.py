@@ -1,9 +1,8 @@
 """The plugin's methods (their cards), and using a trained SPML model:
 label sets from images, thresholds chosen without full labels, export."""
-from spml_mm.utils.model_index import Method, get_method, list_methods
-
 from .export import LabelSetModel, export_onnx
 from .inferencer import SPMLInferencer
+from .methods import Method, get_method, list_methods
 from .model import build_model, checkpoint_classes, load_model
 from .scoring import score_split, split_loader
 from .thresholds import (METHODS, apply_thresholds, calibrate,

@@ -78,7 +78,7 @@ class Method:
 def index_root() -> str:
     """The folder holding ``model-index.yml`` and ``configs/``: the
     package's ``.mim`` (installs), else the checkout."""
-    package = osp.dirname(osp.dirname(osp.abspath(__file__)))
+    package = osp.dirname(osp.dirname(osp.abspath(__file__)))  # spml_mm
     mim = osp.join(package, '.mim')
     if osp.isfile(osp.join(mim, 'model-index.yml')):
         return mim
