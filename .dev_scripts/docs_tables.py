@@ -23,8 +23,10 @@ the pages without a json, and why); this tool does not rewrite them, their
 tool does.
 
 Example:
-    python .dev_scripts/docs_tables.py           # rewrite every block and metafile
-    python .dev_scripts/docs_tables.py --check   # name each one that differs; exit 1
+    # rewrite every block and metafile
+    python .dev_scripts/docs_tables.py
+    # name each one that differs; exit 1
+    python .dev_scripts/docs_tables.py --check
     PYTHONPATH=.dev_scripts python -m docs_tables --check   # the same
 """
 import argparse
@@ -563,8 +565,8 @@ KINDS: Dict[str, Callable[..., str]] = {
     'label_table': label_table,
     'an_noise_table': an_noise_table,
     'label_stat': _label_stat,
-    # .dev_scripts/analysis/linear_probe.py --record (linear_probe.json): test mAP
-    # per epoch ("probe_table linear_probe proxy-voc-f0.2=textures"), the
+    # .dev_scripts/analysis/linear_probe.py --record (linear_probe.json): test
+    # mAP per epoch ("probe_table linear_probe proxy-voc-f0.2=textures"), the
     # best epoch's of LABELS (full or AN) and the best full above the best AN
     'probe_table': probe_table,
     'probe_best': lambda r, stem, name, labels: (
@@ -764,41 +766,48 @@ TOOL_PAGES: List[Tuple[str, Callable[[str, str], str], str]] = [
      'every tool that writes into docs/results (pages.results.'
      'render_results_page)'),
     ('docs/results/*accuracy_*_lr_search.md', _lr_search_page,
-     'PYTHONPATH=.dev_scripts python -m benchmark.accuracy --lr-search ... (the command on '
-     'the page)'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.accuracy --lr-search ... '
+     '(the command on the page)'),
     ('docs/results/*accuracy*.md', _accuracy_page,
-     'PYTHONPATH=.dev_scripts python -m benchmark.accuracy ... (the command on the page)'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.accuracy ... (the command '
+     'on the page)'),
     ('docs/results/selection_table.md', _selection_page,
-     'PYTHONPATH=.dev_scripts python -m benchmark.selection ... (the command on the page)'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.selection ... (the command '
+     'on the page)'),
     ('docs/results/teacher_quality.md', _teacher_page,
-     'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --report-only --out '
-     'docs/results'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality '
+     '--report-only --out docs/results'),
     ('docs/results/release_agreement.md', _release_page,
-     'python .dev_scripts/analysis/release_agreement.py ... (the command on the '
-     'page)'),
+     'python .dev_scripts/analysis/release_agreement.py ... (the command on '
+     'the page)'),
     ('docs/results/speed.md', _speed_page,
      'the speed tools (the commands on the page)'),
     ('docs/results/label_bank.md', _label_bank_page,
-     'PYTHONPATH=.dev_scripts python -m benchmark.label_bank_scale --render-only --out-dir '
-     'docs/results'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.label_bank_scale '
+     '--render-only --out-dir docs/results'),
     ('docs/results/data_loading.md', _data_loading_page,
-     'PYTHONPATH=.dev_scripts python -m benchmark.data_loading ... (the command on the page)'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.data_loading ... (the '
+     'command on the page)'),
     ('docs/results/label_sets.md',
      lambda repo, path: label_sets.render(_json(path)),
-     'PYTHONPATH=.dev_scripts python -m benchmark.label_sets --render-only --out-dir '
-     'docs/results'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.label_sets --render-only '
+     '--out-dir docs/results'),
     ('docs/results/gpu.md', _gpu_speed_page,
-     'PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu --render docs/results/gpu.json '
-     '--op-profile docs/results/head_profile.json --out docs/results'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu --render '
+     'docs/results/gpu.json --op-profile docs/results/head_profile.json '
+     '--out docs/results'),
     ('docs/results/head_profile.md', lambda repo, path: head_profile.page(
         _json(path)),
-     'PYTHONPATH=.dev_scripts python -m benchmark.head_profile ... (the command in its json)'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.head_profile ... (the '
+     'command in its json)'),
     ('docs/results/gpu_tier.md', lambda repo, path: gpu_tier.tier_page(
         _json(path)),
-     'PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect OUT (the GPU command\'s output)'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect OUT (the GPU '
+     'command\'s output)'),
     ('docs/results/gpu_profile.md',
      lambda repo, path: gpu_profile.profile_page(_json(path)),
-     'PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect OUT (the GPU command\'s output)'),
+     'PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect OUT (the GPU '
+     'command\'s output)'),
 ]
 
 #: pages a tool wrote without keeping a json, and why: nothing to render
@@ -845,8 +854,8 @@ def tool_page_problem(repo: str, rel: str, text: str) -> Optional[str]:
                   if fnmatch(rel, pattern)), None)
     if found is None:
         return (f'{rel}: no <!-- results: ... --> block and no renderer in '
-                'TOOL_PAGES of .dev_scripts/docs_tables.py: nothing checks its '
-                'numbers against a json')
+                'TOOL_PAGES of .dev_scripts/docs_tables.py: nothing checks '
+                'its numbers against a json')
     render, how = found
     try:
         rendered = render(repo, osp.join(repo, rel))

@@ -11,7 +11,8 @@ Each SOURCE is a work dir of ``tools/train.py`` or a checkpoint; several
 sources give one panel each (e.g. AN beside GR).
 
 Example:
-    PYTHONPATH=.dev_scripts python -m analysis.distinguishability work_dirs/an work_dirs/gr \\
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m analysis.distinguishability work_dirs/an work_dirs/gr \\
         --names AN GR --out distinguishability.png
 """
 import argparse

@@ -83,7 +83,8 @@ def main():
           f'{x.size(1)} features; test mAP (%) after epoch')
     found = dict(train_images=len(x), test_images=len(x_test), lr=args.lr,
                  batch_size=args.batch_size,
-                 command=' '.join(['PYTHONPATH=.dev_scripts python -m analysis.linear_probe',
+                 command=' '.join(['PYTHONPATH=.dev_scripts',
+                                   'python -m analysis.linear_probe',
                                    *sys.argv[1:]]))
     for name, target in targets.items():
         maps = probe(x, torch.from_numpy(target).float(), x_test, y_test,

@@ -6,7 +6,8 @@ checkpoint is run on the test set), a checkpoint, or a prediction dump of
 gives both mAPs and how many classes gain.
 
 Example:
-    PYTHONPATH=.dev_scripts python -m analysis.per_class_ap work_dirs/gr work_dirs/an \\
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m analysis.per_class_ap work_dirs/gr work_dirs/an \\
         --names GR AN --out per_class_ap.png
 """
 import argparse

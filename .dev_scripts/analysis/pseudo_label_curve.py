@@ -9,7 +9,8 @@ EM paper's Table 4; OPML's ``mean_train_ap`` too) and their numbers
 (``pseudo_negatives``, ``pseudo_positives``).
 
 Example:
-    PYTHONPATH=.dev_scripts python -m analysis.pseudo_label_curve work_dirs/em_apl \\
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m analysis.pseudo_label_curve work_dirs/em_apl \\
         --out pseudo_labels.png
 """
 import argparse

@@ -11,15 +11,17 @@ features or ``finetune``) and writes
 ``accuracy_<suite>_<regime>.{json,md,png}``; missing proxy data and feature
 caches are made first. A run resumes from the json already in ``--out-dir``.
 Results written to ``docs/results`` also rewrite the numbers the README, the
-documentation pages and the method READMEs quote (``.dev_scripts/docs_tables.py``).
+documentation pages and the method READMEs quote
+(``.dev_scripts/docs_tables.py``).
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.accuracy --seeds 0 1 2 --out-dir docs/results
-    PYTHONPATH=.dev_scripts python -m benchmark.accuracy --quick   # one tiny run per method (CI)
-    PYTHONPATH=.dev_scripts python -m benchmark.accuracy --suite proxy-voc --seeds 0 1 2
-    PYTHONPATH=.dev_scripts python -m benchmark.accuracy --suite proxy-voc --lr-search 1e-3 1e-4
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.accuracy --seeds 0 1 2 --out-dir docs/results
+    python -m benchmark.accuracy --quick   # one tiny run per method (CI)
+    python -m benchmark.accuracy --suite proxy-voc --seeds 0 1 2
+    python -m benchmark.accuracy --suite proxy-voc --lr-search 1e-3 1e-4
     # select epoch, checkpoint and rate on the observed validation labels
-    PYTHONPATH=.dev_scripts python -m benchmark.accuracy --select-metric spml/mAP_observed \
+    python -m benchmark.accuracy --select-metric spml/mAP_observed \
         --cfg-options val_dataloader.dataset.val_labels=observed
 """
 import argparse

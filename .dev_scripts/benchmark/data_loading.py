@@ -91,7 +91,8 @@ def main(argv=None):
                             stock_s=stock, cached_s=cached)
         print(f'{loader}: {stock * 1e3:.2f} ms a batch decoding files, '
               f'{cached * 1e3:.2f} ms from the cache', flush=True)
-    command = ' '.join(['PYTHONPATH=.dev_scripts python -m benchmark.data_loading',
+    command = ' '.join(['PYTHONPATH=.dev_scripts',
+                        'python -m benchmark.data_loading',
                         *(sys.argv[1:] if argv is None else argv)])
     record = dict(command=command, machine=machine_summary(),
                   config=args.config, cache=cache, rows=rows)

@@ -3,8 +3,9 @@ folder and write its pages from the jsons.
 
 - ``gpu_tier.json`` and ``gpu_tier.md`` (pass/fail per test of the GPU
   tier);
-- ``gpu.json`` and ``gpu.md`` (``.dev_scripts/benchmark/speed_gpu.py --render``,
-  with the results folder's ``head_profile.json`` where there is one);
+- ``gpu.json`` and ``gpu.md`` (``.dev_scripts/benchmark/speed_gpu.py
+  --render``, with the results folder's ``head_profile.json`` where there is
+  one);
 - ``gpu_profile.json`` and ``gpu_profile.md``;
 - the evidence queue's ``accuracy_proxy-voc_finetune*`` json, md and png
   (the device merged them with the committed ones and wrote the pages);
@@ -17,7 +18,8 @@ there, and go into another ``--results-dir`` (e.g. ``work_dirs/results``).
 A pack that does not unpack (a truncated copy) is refused, naming it.
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect /path/to/returned/out
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.gpu_collect /path/to/returned/out
     git add docs/results && git commit
 """
 import argparse

@@ -20,7 +20,8 @@ and ``head_profile.md`` under ``--out``; ``speed_gpu.py --render gpu.json
 --op-profile head_profile.json`` renders it under the heads table.
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.head_profile --device cpu --img-size 64 \\
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.head_profile --device cpu --img-size 64 \\
         --batch-size 4 --default-constructor --out docs/results
 """
 import argparse
@@ -155,7 +156,8 @@ def main(argv=None):
     args = parse_args(argv)
     torch.manual_seed(0)
     record = dict(
-        command=' '.join(['PYTHONPATH=.dev_scripts python -m benchmark.head_profile',
+        command=' '.join(['PYTHONPATH=.dev_scripts',
+                          'python -m benchmark.head_profile',
                           *(sys.argv[1:] if argv is None else argv)]),
         environment=gpu_steps.environment(args), commit=commit(),
         device=args.device, tiny=args.tiny,

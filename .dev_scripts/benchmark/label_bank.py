@@ -13,9 +13,10 @@ forward only). Wall-clock and process CPU seconds are both shown: on a
 shared machine the CPU time is the steadier of the two.
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.label_bank
-    PYTHONPATH=.dev_scripts python -m benchmark.label_bank --repeats 6 --iters 5 --batch-size 4
-    PYTHONPATH=.dev_scripts python -m benchmark.label_bank --models --json bank.json  # bank only
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.label_bank
+    python -m benchmark.label_bank --repeats 6 --iters 5 --batch-size 4
+    python -m benchmark.label_bank --models --json bank.json  # bank only
 """
 import argparse
 import json

@@ -26,8 +26,9 @@ Writes ``label_bank.{md,json}`` into ``--out-dir`` (default
 and re-renders ``docs/RESULTS.md``).
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.label_bank_scale --out-dir docs/results
-    PYTHONPATH=.dev_scripts python -m benchmark.label_bank_scale --sizes 20000x600 \\
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.label_bank_scale --out-dir docs/results
+    python -m benchmark.label_bank_scale --sizes 20000x600 \\
         --gather-size 20000x600   # a quick check, in work_dirs/results
 """
 import argparse

@@ -1,10 +1,11 @@
 """From scores to label sets: how well each calibration without full labels
 chooses the thresholds, for every method.
 
-    PYTHONPATH=.dev_scripts python -m benchmark.label_sets --out-dir docs/results
-    PYTHONPATH=.dev_scripts python -m benchmark.label_sets --suite proxy-voc --fraction 0.2 \
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.label_sets --out-dir docs/results
+    python -m benchmark.label_sets --suite proxy-voc --fraction 0.2 \
         --out-dir docs/results
-    PYTHONPATH=.dev_scripts python -m benchmark.label_sets --methods an gr --render-only
+    python -m benchmark.label_sets --methods an gr --render-only
 
 Trains each method of a suite (seed 0, its config through
 ``tools/train.py``; on a proxy suite at the rate its accuracy page's search

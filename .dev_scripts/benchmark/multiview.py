@@ -16,8 +16,9 @@ resident set size (``ru_maxrss``) over the resident size just before the
 first step (activations, gradients and optimizer state, not the weights).
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.multiview
-    PYTHONPATH=.dev_scripts python -m benchmark.multiview configs/lasd/resnet50_voc.py \\
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.multiview
+    python -m benchmark.multiview configs/lasd/resnet50_voc.py \\
         --img-size 448 --batch-size 8 --steps 5 --device cuda
 """
 import argparse

@@ -149,7 +149,8 @@ def main(argv=None):
     wall = time.perf_counter() - start
     data, step = record['data_s'][args.skip:], record['step_s'][args.skip:]
     iteration = [d + s for d, s in zip(data, step)]
-    command = ' '.join(['PYTHONPATH=.dev_scripts python -m benchmark.profile_train',
+    command = ' '.join(['PYTHONPATH=.dev_scripts',
+                        'python -m benchmark.profile_train',
                         *(sys.argv[1:] if argv is None else argv)])
     device = (torch.cuda.get_device_name() if torch.cuda.is_available()
               else 'CPU')

@@ -2,17 +2,18 @@
 
 Reads ``WORK_ROOT/<method>/seed<N>/test.log`` (the test mAP of the best
 checkpoint) and ``train_seconds`` of every run, and prints the table of
-``.dev_scripts/benchmark/accuracy.py`` (mean and spread over seeds, share of the
-AN-to-full-label gap closed, training time) with the papers' number beside
+``.dev_scripts/benchmark/accuracy.py`` (mean and spread over seeds, share of
+the AN-to-full-label gap closed, training time) with the papers' number beside
 each method (``docs/results/papers.json``). With ``--layout``, reads
 ``WORK_PARENT/<dataset>/...`` of every dataset and prints one table in the
 papers' layout: a row per method in the papers' order, a column per
 dataset, our mean test mAP with the paper's number in parentheses.
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.reproduce_table work_dirs/reproduce/voc \\
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.reproduce_table work_dirs/reproduce/voc \\
         --dataset voc --methods full an grloss em em_apl lasd opml
-    PYTHONPATH=.dev_scripts python -m benchmark.reproduce_table work_dirs/reproduce --layout
+    python -m benchmark.reproduce_table work_dirs/reproduce --layout
 """
 import argparse
 import glob

@@ -19,8 +19,9 @@ head's share of an iteration under 5%, and the earlier runs of
 docs/results`` updates the tracked page and re-renders ``docs/RESULTS.md``).
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.speed --threads 1 --out-dir docs/results
-    PYTHONPATH=.dev_scripts python -m benchmark.speed --quick   # smoke, in work_dirs/results
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.speed --threads 1 --out-dir docs/results
+    python -m benchmark.speed --quick   # smoke, in work_dirs/results
 """
 import argparse
 import sys

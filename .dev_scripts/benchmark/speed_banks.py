@@ -10,7 +10,8 @@ Writes ``speed_banks.json`` and re-renders ``speed.md`` in ``--out-dir``
 (default ``work_dirs/results``; ``docs/results`` for the tracked page).
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.speed_banks --threads 1 --out-dir /tmp/speed
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.speed_banks --threads 1 --out-dir /tmp/speed
 """
 import argparse
 import statistics

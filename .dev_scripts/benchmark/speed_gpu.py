@@ -19,13 +19,15 @@ run stopped by ``--budget`` or killed keeps what it measured):
   on the device), per precision.
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu --device cuda \\
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.speed_gpu --device cuda \\
         --data-root data/proxy-voc-448 --out docs/results
     # smoke test on CPU: tiny ResNet, 32 px, a generated demo dataset
-    PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu --device cpu --tiny
+    python -m benchmark.speed_gpu --device cpu --tiny
     # the page again from a json (e.g. one a GPU machine returned), with
-    # the operators of every head's step (.dev_scripts/benchmark/head_profile.py)
-    PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu --render docs/results/gpu.json \
+    # the operators of every head's step
+    # (.dev_scripts/benchmark/head_profile.py)
+    python -m benchmark.speed_gpu --render docs/results/gpu.json \
         --op-profile docs/results/head_profile.json --out docs/results
 """
 import argparse
@@ -283,10 +285,11 @@ def parse_args(argv=None):
                         help='measure nothing: write the page of this json '
                         '(one this tool wrote) into --out')
     parser.add_argument('--op-profile', metavar='JSON',
-                        help='a json of .dev_scripts/benchmark/head_profile.py '
-                        '(the operators of every head\'s step, from any '
-                        'machine), rendered under the heads table; it stays '
-                        'in its own file')
+                        help='a json of '
+                        '.dev_scripts/benchmark/head_profile.py (the '
+                        'operators of every head\'s step, from any machine), '
+                        'rendered under the heads table; it stays in its own '
+                        'file')
     parser.add_argument('--out', default=osp.join('work_dirs', 'speed_gpu'),
                         help='folder of gpu.md and gpu.json (default: '
                         'work_dirs/speed_gpu; the tracked page: '
@@ -319,7 +322,8 @@ def main(argv=None):
         time.monotonic() + args.budget
     torch.manual_seed(0)
     record = dict(
-        command=' '.join(['PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu',
+        command=' '.join(['PYTHONPATH=.dev_scripts',
+                          'python -m benchmark.speed_gpu',
                           *(sys.argv[1:] if argv is None else argv)]),
         environment=environment(args), commit=commit(),
         code=code_fingerprint(), device=args.device,

@@ -11,7 +11,8 @@ Writes ``speed_iteration.json`` and re-renders ``speed.md`` in ``--out-dir``
 (default ``work_dirs/results``; ``docs/results`` for the tracked page).
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.speed_iteration --threads 1 --out-dir /tmp/s
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.speed_iteration --threads 1 --out-dir /tmp/s
 """
 import argparse
 import copy

@@ -14,7 +14,8 @@ Writes ``speed_losses.json`` and re-renders ``speed.md`` in ``--out-dir``
 (``.dev_scripts/benchmark/speed.py`` runs this and the other measures at once).
 
 Example:
-    PYTHONPATH=.dev_scripts python -m benchmark.speed_losses --threads 1 --out-dir /tmp/speed
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.speed_losses --threads 1 --out-dir /tmp/speed
 """
 import argparse
 import copy

@@ -1,8 +1,8 @@
 """The method and suite tables: which config each method trains with in
 each suite, and the methods each study compares.
 
-The benchmark tools, the analyses and ``.dev_scripts/docs_tables.py`` read them;
-the tools that train run the configs (``benchmark.training``).
+The benchmark tools, the analyses and ``.dev_scripts/docs_tables.py`` read
+them; the tools that train run the configs (``benchmark.training``).
 """
 import os.path as osp
 

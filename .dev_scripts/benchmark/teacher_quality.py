@@ -34,17 +34,18 @@ scoring the proxy's training images, whole and in 4 x 4 crops, into
 ``--teacher-out`` for VLPL and AEVLP; its record goes to ``RECORD``.
 
 Examples:
-    PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --out docs/results
+    export PYTHONPATH=.dev_scripts   # from the repository root
+    python -m benchmark.teacher_quality --out docs/results
     # a synthetic teacher's score file for a config's training set
-    PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --write-teacher \
+    python -m benchmark.teacher_quality --write-teacher \
         configs/vlpl/vlpl_vgg11bn_demo.py --noise 0.3 \
         --teacher-out data/demo/teacher_scores/synthetic.npz
     # a real teacher trained on another instance of the proxy
-    PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --out docs/results \
+    python -m benchmark.teacher_quality --out docs/results \
         --real-teacher
     # the fine-tuned one of the full-size evidence, at the full-label
     # bound's searched rate
-    PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --model-teacher teacher.json \
+    python -m benchmark.teacher_quality --model-teacher teacher.json \
         --fraction 1 --teacher-out data/proxy-voc/teacher_scores/x.npz \
         --cfg-options optim_wrapper.optimizer.lr=0.001
 """

@@ -3,9 +3,9 @@
 # only the classifier trains, on the features cached once by
 # tools/cache_features.py (README, Proxy benchmark). The teacher's scores,
 # with crops, are data/proxy-voc/teacher_scores/synthetic_crops.npz
-# (.dev_scripts/benchmark/teacher_quality.py writes a synthetic teacher of chosen
-# quality there). The learning rate is GR's on this proxy (GPR is GR's on
-# every entry without a pseudo-label); the release's VOC values, 8 epochs.
+# (.dev_scripts/benchmark/teacher_quality.py writes a synthetic teacher of
+# chosen quality there). The learning rate is GR's on this proxy (GPR is GR's
+# on every entry without a pseudo-label); the release's VOC values, 8 epochs.
 _base_ = [
     '../_base_/datasets/proxy_voc_cached.py', '../_base_/methods/aevlp.py'
 ]

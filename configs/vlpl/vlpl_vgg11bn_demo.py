@@ -1,9 +1,10 @@
 # VLPL (docs/methods/teacher_pseudo_labels.md) on the demo dataset, with a
 # teacher's scores of the training images in data/demo/teacher_scores/
-# (e.g. a synthetic teacher: PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality
-# --write-teacher, or any tagger's scores written by tools/score_teacher.py).
-# Schedule of the AN demo (configs/an/an_vgg11bn_demo.py): from scratch,
-# Adam 1e-3, batch 32, 6 epochs, so the two compare directly.
+# (e.g. a synthetic teacher: PYTHONPATH=.dev_scripts python -m
+# benchmark.teacher_quality --write-teacher, or any tagger's scores written by
+# tools/score_teacher.py). Schedule of the AN demo
+# (configs/an/an_vgg11bn_demo.py): from scratch, Adam 1e-3, batch 32, 6 epochs,
+# so the two compare directly.
 _base_ = [
     '../_base_/models/vgg11bn_demo.py', '../_base_/datasets/demo.py',
     '../_base_/methods/vlpl.py'

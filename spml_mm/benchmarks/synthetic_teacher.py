@@ -1,5 +1,6 @@
 """A teacher of known quality: scores made from a dataset's true labels
-with controlled noise, for tests and ``.dev_scripts/benchmark/teacher_quality.py``.
+with controlled noise, for tests and
+``.dev_scripts/benchmark/teacher_quality.py``.
 
 For image i and class c with true label ``y`` in {0, 1}, the teacher's
 logit is ``x = (1 - noise) y + noise e`` with ``e`` standard normal, and its

@@ -295,7 +295,8 @@ def test_the_commands_that_write_a_file_again(tmp_path):
     path = str(tmp_path / 't.npz')
     synthetic = dict(source='synthetic', noise=0.3, crops=0)
     assert rewrite_command(path, synthetic, crops=True) == (
-        'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --write-teacher CONFIG '
+        'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality '
+        '--write-teacher CONFIG '
         f'--noise 0.3 --crops 4 --teacher-out {path}')
     clip = dict(source='clip', command='python tools/score_teacher.py c.py '
                 f'--source clip --crops 3 --out {path}')

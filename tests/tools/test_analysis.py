@@ -1,4 +1,5 @@
-""".dev_scripts/analysis/: per-class AP, distinguishability, pseudo-label curves."""
+""".dev_scripts/analysis/: per-class AP, distinguishability, pseudo-label
+curves."""
 import os
 import os.path as osp
 import re

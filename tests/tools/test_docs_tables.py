@@ -1,6 +1,6 @@
 """Every result number of the README, the documentation and the method
-READMEs comes from its results json (.dev_scripts/docs_tables.py), and every table a
-benchmark tool wrote under docs/results is what its json renders to."""
+READMEs comes from its results json (.dev_scripts/docs_tables.py), and every
+table a benchmark tool wrote under docs/results is what its json renders to."""
 import json
 import os.path as osp
 import shutil
@@ -182,16 +182,16 @@ def test_a_tool_page_is_compared_with_what_its_json_renders_to(repo):
         "'| `tests.gpu::test_a` | passed | 2.0 |  |'")
     assert problems[1:] == [
         'docs/results/notes.md: no <!-- results: ... --> block and no '
-        'renderer in TOOL_PAGES of .dev_scripts/docs_tables.py: nothing checks its '
-        'numbers against a json']
+        'renderer in TOOL_PAGES of .dev_scripts/docs_tables.py: nothing '
+        'checks its numbers against a json']
     # not rewritten: its tool writes it
     assert docs_tables.run(str(repo))[0] == problems[0]
 
 
 @pytest.mark.slow
 def test_check_names_a_gpu_page_whose_json_changed(tmp_path):
-    """``python .dev_scripts/docs_tables.py --check`` on a checkout whose gpu.json
-    has the fp16 stock row doubled, gpu.md unchanged: exit 1, gpu.md
+    """``python .dev_scripts/docs_tables.py --check`` on a checkout whose
+    gpu.json has the fp16 stock row doubled, gpu.md unchanged: exit 1, gpu.md
     named."""
     for name in ('tools', '.dev_scripts', 'docs', 'configs'):
         shutil.copytree(osp.join(REPO, name), tmp_path / name,
@@ -336,8 +336,8 @@ def test_every_decimal_of_a_hand_written_results_page_is_a_block(repo):
     page.write_text('a typed 2.42\n')
     assert docs_tables.run(str(repo), check=True) == [
         'docs/results/proxy.md: no <!-- results: ... --> block and no '
-        'renderer in TOOL_PAGES of .dev_scripts/docs_tables.py: nothing checks its '
-        'numbers against a json']
+        'renderer in TOOL_PAGES of .dev_scripts/docs_tables.py: nothing '
+        'checks its numbers against a json']
 
 
 def test_the_generators_record_what_the_pages_render(tmp_path, monkeypatch):

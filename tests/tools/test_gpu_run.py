@@ -591,9 +591,9 @@ def cpu_output(tmp_path_factory):
 
 
 def collect_in_copy(tmp_path, *argv):
-    """``PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect`` of a copy of the repository's
-    tools whose docs/results holds the committed GPU tier: the call and the
-    copy's results folder."""
+    """``PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect`` of a copy of
+    the repository's tools whose docs/results holds the committed GPU tier: the
+    call and the copy's results folder."""
     for name in ('tools', '.dev_scripts'):
         shutil.copytree(osp.join(REPO, name), tmp_path / name,
                         ignore=shutil.ignore_patterns('__pycache__'))

@@ -1,5 +1,5 @@
-""".dev_scripts/benchmark/head_profile.py: the ATen operators a training step calls
-itself, by phase, per head; and their section under speed_gpu.py's heads
+""".dev_scripts/benchmark/head_profile.py: the ATen operators a training step
+calls itself, by phase, per head; and their section under speed_gpu.py's heads
 table."""
 import json
 import types
@@ -69,7 +69,8 @@ def gpu_record():
     """A speed_gpu.py record: GR below its target, AN above."""
     rate = dict(images_per_s=100., peak_mib=None)
     return dict(
-        command='PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu', environment='GPU X',
+        command='PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu',
+        environment='GPU X',
         device='cuda', tiny=False, complete=True, recipe={},
         settings=dict(batch_size=32, img_size=448, warmup=1, iters=1,
                       rounds=1),

@@ -1,6 +1,6 @@
 """VLPL's and AEVLP's losses and DAMP's pseudo-labels against the releases'
-own functions (.dev_scripts/analysis/release_agreement.py). The releases are not
-part of spml-mm: the test runs where a git clone of each is found, named by
+own functions (.dev_scripts/analysis/release_agreement.py). The releases are
+not part of spml-mm: the test runs where a git clone of each is found, named by
 SPML_VLPL_REPO and SPML_AEVLP_REPO, and is skipped elsewhere."""
 import os
 import os.path as osp

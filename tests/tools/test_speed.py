@@ -164,5 +164,5 @@ def test_quick_run_writes_its_page(tmp_path):
         str(tmp_path)
     ])
     text = (tmp_path / 'speed.md').read_text()
-    assert 'Command: `PYTHONPATH=.dev_scripts python -m benchmark.speed_banks --repeats 1' \
-        in text and '### Training iteration' in text
+    assert ('Command: `PYTHONPATH=.dev_scripts python -m '
+            'benchmark.speed_banks --repeats 1') in text and '### Training iteration' in text

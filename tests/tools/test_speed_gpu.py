@@ -1,5 +1,5 @@
-""".dev_scripts/benchmark/speed_gpu.py on the CPU, tiny: both tables written, the
-stock rows and the switch rows, with the device and versions; where it
+""".dev_scripts/benchmark/speed_gpu.py on the CPU, tiny: both tables written,
+the stock rows and the switch rows, with the device and versions; where it
 writes, the page rendered again from its json, the budget, and a clear
 refusal without CUDA."""
 import json
@@ -30,7 +30,8 @@ def test_speed_gpu_smoke(tmp_path, capsys):
     speed_gpu.main(argv)
     assert f'wrote {tmp_path}/gpu.md' in capsys.readouterr().out
     text = (tmp_path / 'gpu.md').read_text()
-    assert f'`PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu {" ".join(argv)}`' in text
+    assert ('`PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu '
+            f'{" ".join(argv)}`') in text
     assert f'torch {torch.__version__}' in text
     assert f'mmpretrain {mmpretrain.__version__}' in text
     assert 'Incomplete' not in text

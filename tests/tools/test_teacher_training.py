@@ -123,8 +123,9 @@ def test_a_regenerated_dataset_refuses_its_old_scores(tmp_path):
     write_synthetic_teacher(training_set(config, root, None), score_file,
                             noise=0.3)
     out = run_tool(make + ['--seed', '7'])
-    command = ('PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --write-teacher '
-               f'CONFIG --noise 0.3 --crops 0 --teacher-out {score_file}')
+    command = ('PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality '
+               '--write-teacher CONFIG --noise 0.3 --crops 0 '
+               f'--teacher-out {score_file}')
     assert f'warning: {score_file} scored 32 of its 32 images before they ' \
         f'were replaced here; training refuses it. Write it again with ' \
         f'{command}' in out
@@ -153,8 +154,9 @@ def test_a_score_file_without_fingerprints(tiny_demo, tmp_path):
     work = str(tmp_path / 'run')
     out = refused(train(config, work, tiny_demo, score_file))
     assert f'{score_file} records no image fingerprints' in out
-    assert 'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --write-teacher ' \
-        f'CONFIG --noise 0.3 --crops 0 --teacher-out {score_file}' in out
+    assert 'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality ' \
+        '--write-teacher CONFIG --noise 0.3 --crops 0 ' \
+        f'--teacher-out {score_file}' in out
     bind = (f'python tools/score_teacher.py CONFIG --source file --scores '
             f'{score_file} --out {score_file} --overwrite')
     assert bind in out

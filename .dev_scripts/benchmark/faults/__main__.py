@@ -1,5 +1,5 @@
-"""``PYTHONPATH=.dev_scripts python -m benchmark.faults``: every group of scenarios through
-the harness."""
+"""``PYTHONPATH=.dev_scripts python -m benchmark.faults``: every group of
+scenarios through the harness."""
 import sys
 
 from benchmark import faults

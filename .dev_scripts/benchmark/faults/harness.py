@@ -379,8 +379,9 @@ def run_scenarios(groups: Dict[str, Group], only) -> list:
 def main(groups: Dict[str, Group], description: str) -> int:
     """The command: the groups of ``--only`` (default all of ``groups``),
     their page with ``--out``; 1 where an outcome is not as promised."""
-    parser = argparse.ArgumentParser(prog='PYTHONPATH=.dev_scripts python -m benchmark.faults',
-                                     description=description)
+    parser = argparse.ArgumentParser(
+        prog='PYTHONPATH=.dev_scripts python -m benchmark.faults',
+        description=description)
     parser.add_argument(
         '--out',
         help='write the markdown table here; docs/results/faults.md also '

@@ -291,8 +291,8 @@ def collected(bench):
     rc, log = tool(root, '-m', 'benchmark.gpu_collect', out)
     line = error_line(log, 'error: ')
     kept = snapshot(results) == before
-    yield lambda: ('PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect of a command run '
-                   'with --device cpu (into docs/results)',
+    yield lambda: ('PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect '
+                   'of a command run with --device cpu (into docs/results)',
                    f'refused: {line.split("error: ", 1)[-1][:90]}...; the GPU '
                    'pages kept' if kept else 'wrote the CPU run over the '
                    'GPU pages', refusal(rc, line) if kept else

@@ -143,7 +143,8 @@ def teacher_without_crops(bench):
     _, rc, log = teacher_train(bench, 'no_crops', score_file, base=AEVLP)
     message, result = teacher_refusal(
         rc, log, 'holds no crop scores',
-        'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality --write-teacher',
+        'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality '
+        '--write-teacher',
         '--crops 4')
     return ('AEVLP on a synthetic teacher file without crop scores',
             'refused: "no_crops.npz holds no crop scores", naming python -m '

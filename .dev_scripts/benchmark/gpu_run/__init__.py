@@ -9,11 +9,11 @@ committed results) for the same kind of run (device, ``--tiny``):
 
 1. ``tier``: the GPU tier, ``pytest -m gpu`` (junit xml kept; pass/fail per
    test in ``gpu_tier.json``);
-2. ``speed``: ``.dev_scripts/benchmark/speed_gpu.py`` (``gpu.json``), continuing a
-   committed incomplete table on the same device;
+2. ``speed``: ``.dev_scripts/benchmark/speed_gpu.py`` (``gpu.json``),
+   continuing a committed incomplete table on the same device;
 3. ``profile``: one fine-tuned proxy run split into data wait and step, with
-   the operators (``.dev_scripts/benchmark/profile_train.py``), decoding files and
-   from the image cache, and LASD's from the image cache, whose iteration
+   the operators (``.dev_scripts/benchmark/profile_train.py``), decoding files
+   and from the image cache, and LASD's from the image cache, whose iteration
    against AN's is its runs' cost in the evidence's budget
    (``gpu_profile.json``; runs already committed are kept);
 4. ``compile``: the profile's image-cache run again with the train step
@@ -23,9 +23,9 @@ committed results) for the same kind of run (device, ``--tiny``):
    whether the host-bound step gets cheaper, and at what start-up cost;
    when at least ``COMPILE_NEED`` seconds are left;
 5. ``evidence``: the full-size fine-tuned VOC-like queue
-   (``.dev_scripts/benchmark/accuracy.py --suite proxy-voc --regime finetune``):
-   each method's rate search (a grid rate that the other methods' searches
-   found more than ``FAR`` points below their best left out; a step
+   (``.dev_scripts/benchmark/accuracy.py --suite proxy-voc --regime
+   finetune``): each method's rate search (a grid rate that the other methods'
+   searches found more than ``FAR`` points below their best left out; a step
    past the grid's edge where the best is there), then 3 seeds at its rate
    (seed 0: the search's run); after the papers' methods the model teacher
    (``.dev_scripts/benchmark/teacher_quality.py --model-teacher``) and VLPL and
@@ -45,10 +45,10 @@ The stage is emptied first, so it must be new, empty or an earlier
 command's (marked by ``harness.STAGE_MARK``), and apart from ``--out``; an
 ``--out`` holding a ``manifest.json`` or pack of something else is refused
 too.
-``PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect OUT`` copies the results into
-``docs/results`` and writes the pages again. ``--device cpu --tiny``
-rehearses every part in seconds (tiny data and runs; the GPU tier's tests
-are collected and skip).
+``PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect OUT`` copies the
+results into ``docs/results`` and writes the pages again. ``--device cpu
+--tiny`` rehearses every part in seconds (tiny data and runs; the GPU tier's
+tests are collected and skip).
 
 Modules: ``command`` (the arguments, the parts in order), ``harness`` (the
 budget, stage, manifest and processes), ``machine`` (what the lending

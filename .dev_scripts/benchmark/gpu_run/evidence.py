@@ -1,7 +1,7 @@
 """The ``evidence`` part: the full-size fine-tuned VOC-like queue through
-``.dev_scripts/benchmark/accuracy.py`` (each method's rate search, then its seeds;
-the model teacher and VLPL and AEVLP on its scores), up to ``--jobs`` runs
-side by side, each started only when it fits in the budget left, in the
+``.dev_scripts/benchmark/accuracy.py`` (each method's rate search, then its
+seeds; the model teacher and VLPL and AEVLP on its scores), up to ``--jobs``
+runs side by side, each started only when it fits in the budget left, in the
 compiled mode the profile projects fastest."""
 import glob
 import os

@@ -1,6 +1,6 @@
-"""The releases' agreement page (``.dev_scripts/analysis/release_agreement.py``):
-VLPL's and AEVLP's losses and pseudo-labels against the releases' own
-functions."""
+"""The releases' agreement page
+(``.dev_scripts/analysis/release_agreement.py``): VLPL's and AEVLP's losses and
+pseudo-labels against the releases' own functions."""
 import json
 import os
 import os.path as osp
