@@ -72,6 +72,46 @@ def pytest_runtest_protocol(item, nextitem):
         multiprocessing.util.spawnv_passfds = spawnv_passfds
 
 
+#: Modules whose tests write the same paths under the repository (the
+#: proxy data ``data/proxy-voc*-f0.01``, ``checkpoints/``, made by the
+#: benchmark tools they run there): one xdist group, so that two workers
+#: never make them at once.
+REPO_DATA_MODULES = ('tests/tools/test_accuracy_suites.py',
+                     'tests/tools/test_accuracy_table.py',
+                     'tests/tools/test_gpu_run.py',
+                     'tests/tools/test_reproduce.py',
+                     'tests/tools/test_result_outputs.py',
+                     'tests/tools/test_speed.py',
+                     'tests/tools/test_speed_gpu.py')
+
+
+def xdist_group(nodeid):
+    """The xdist group of a test (``make test``/``test-all`` run
+    ``-n 2 --dist loadgroup``): its module, so that a module-scoped fixture
+    (a training several tests read) is made once, on one worker; the
+    modules of :data:`REPO_DATA_MODULES` share one."""
+    module = nodeid.split('::')[0]
+    return 'repo_data' if module in REPO_DATA_MODULES else module
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.pluginmanager.hasplugin('xdist') and \
+            config.getoption('dist', 'no') == 'loadgroup':
+        for item in items:
+            if item.get_closest_marker('xdist_group') is None:
+                item.add_marker(pytest.mark.xdist_group(
+                    xdist_group(item.nodeid)))
+
+
+def pytest_configure(config):
+    """A test worker of ``-n 2`` computes on one thread in the test process
+    (two workers share the machine's cores); the tools it starts keep
+    torch's default."""
+    if os.environ.get('PYTEST_XDIST_WORKER'):
+        import torch
+        torch.set_num_threads(1)
+
+
 @pytest.fixture(scope='session')
 def tiny_demo(tmp_path_factory):
     """A small demo dataset: 160 official-train and 80 test images."""
