@@ -27,6 +27,8 @@ class ParsedSplit(NamedTuple):
         observed (np.ndarray, optional): Observed labels (N, C) in -1/0/+1
             when the annotations are themselves partial; None lets the
             protocol observe the labels.
+        notes (tuple[str]): What the reader found, for the log and
+            ``tools/check_dataset.py`` (e.g. the ReaL rows matched).
     """
     images: np.ndarray
     labels: np.ndarray
@@ -34,6 +36,7 @@ class ParsedSplit(NamedTuple):
     image_dir: str
     dropped: Dict[str, int]
     observed: Optional[np.ndarray] = None
+    notes: Tuple[str, ...] = ()
 
 
 def require_path(path: str,
@@ -85,6 +88,9 @@ class SPMLLayoutDataset(SPMLDataset):
     read_split: Callable[[str, str], ParsedSplit]
     _parsed_classes: Optional[Sequence[str]] = None
     _parsed_partial: bool = False
+    #: The reader's notes on the official split just read
+    #: (:attr:`ParsedSplit.notes`), which ``tools/check_dataset.py`` prints.
+    layout_notes: Tuple[str, ...] = ()
 
     def parse_split(self, official_split: str) -> ParsedSplit:
         """Read the official ``'train'`` or ``'val'`` split."""
@@ -96,6 +102,9 @@ class SPMLLayoutDataset(SPMLDataset):
         parsed = self.parse_split(official_split)
         self._parsed_classes = parsed.classes
         self._parsed_partial = parsed.observed is not None
+        self.layout_notes = tuple(parsed.notes)
+        for note in parsed.notes:
+            print_log(f'{type(self).__name__}: {note}', logger='current')
         for reason, count in parsed.dropped.items():
             if count:
                 print_log(

@@ -6,11 +6,12 @@ from .metrics import (SPMLAveragePrecision,
                       annotated_average_precision_per_class,
                       average_precision_per_class, mean_average_precision,
                       selection_score)
+from .real_accuracy import SPMLReaLAccuracy
 from .score_dump import SPMLScoreDump
 
 __all__ = [
     'CalibrationError', 'SPMLAveragePrecision', 'SPMLLabelSetMetric',
-    'SPMLScoreDump',
+    'SPMLScoreDump', 'SPMLReaLAccuracy',
     'conformal_thresholds', 'f1_optimal_thresholds',
     'global_conformal_threshold', 'prior_thresholds',
     'annotated_average_precision_per_class',
