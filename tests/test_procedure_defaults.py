@@ -3,8 +3,9 @@
 ``docs/methods/procedure.md`` lists, per config, the optimizer, learning
 rate, the head's learning-rate multiplier, batch size, epochs, stopping rule
 and the classifier's initialisation; this test reads those tables and the configs and
-fails when either drifts. It also pins what the releases do, so a table edit
-cannot silently move a method away from its release.
+fails when either drifts. It also holds every config to what its release
+does (the method card's ``Procedure``), so a table edit cannot silently move
+a method away from its release.
 """
 import glob
 import os.path as osp
@@ -13,6 +14,7 @@ import re
 import pytest
 from mmengine.config import Config
 
+from spml_mm.apis import get_method
 from tests.conftest import REPO
 
 CONFIGS = sorted(
@@ -73,28 +75,10 @@ def test_config_follows_its_documented_procedure(path):
     assert procedure(path) == documented()[path]
 
 
-#: What the releases do (docs/methods/procedure.md names files and functions):
-#: head learning-rate multiplier and stopping rule per method folder.
-RELEASES = {
-    'an': ('x1', 'none'),  # community code: one lr, best val epoch
-    'em': ('x1', 'no new best'),  # EM + APL release
-    'em_apl': ('x1', 'no new best'),
-    'grloss': ('x10', 'drop > 2'),  # GR release
-    'lasd': ('x1', 'none'),  # no release: community conventions
-    'opml': ('x1', 'none'),
-    'epr': ('x1', 'none'),  # community code
-    'role': ('x1', 'none'),  # community code (the table at 10x: its own)
-    'll_r': ('x10', 'drop > 3'),  # Large Loss Matters release
-    'll_ct': ('x10', 'drop > 3'),
-    'll_cp': ('x10', 'drop > 3'),
-    'vlpl': ('x1', 'none'),  # VLPL release: one lr, every epoch trained
-    'aevlp': ('x10', 'drop > 2'),  # AEVLP release: GR's procedure
-}
-
-
 @pytest.mark.parametrize('path', CONFIGS)
 def test_procedure_is_the_release(path):
-    head_lr, stopping = RELEASES[path.split('/')[1]]
+    release = get_method(path.split('/')[1]).procedure
+    head_lr, stopping = release['Head LR'], release['Stopping']
     if path.endswith('_demo.py'):
         head_lr = 'x1'  # from scratch: one rate for every method
     found = procedure(path)

@@ -38,7 +38,11 @@ class Method:
         folder (str): ``configs/<folder>``, the card's home.
         collection (str): The model index's collection name.
         page (str): Its docs page (a variant: its method's).
-        procedure (str): The release's training procedure in one line.
+        procedure (dict): What the release does: ``Head LR``
+            (the head's learning-rate multiplier, ``x1`` or ``x10``),
+            ``Stopping`` (``none``, ``no new best``, ``drop > d``) and
+            ``Source``; every config of the method but the demo's (which
+            trains from scratch at one rate) follows it.
         variant_of (str | None): The method a variant belongs to.
         paper (dict): ``Title`` and ``URL`` of the collection's paper.
         models (tuple): The model index's model names of its folder.
@@ -53,7 +57,7 @@ class Method:
     folder: str
     collection: str
     page: str
-    procedure: str
+    procedure: Dict[str, str]
     variant_of: Optional[str] = None
     paper: Dict[str, str] = field(default_factory=dict)
     models: Tuple[str, ...] = ()
@@ -109,7 +113,7 @@ def _card(card: dict, folder: str, collection, models, parent=None):
         hooks=tuple(card.get('Hooks') or ()),
         configs=dict(card['Configs']),
         page=card.get('Page') or parent.page,
-        procedure=card.get('Procedure') or parent.procedure,
+        procedure=dict(card.get('Procedure') or parent.procedure),
         variant_of=parent and parent.key,
         **common)
 
@@ -139,7 +143,8 @@ def _cards() -> Dict[str, Method]:
 
 def list_methods(pattern: Optional[str] = None,
                  kind: Optional[str] = None,
-                 variants: bool = False) -> List[str]:
+                 variants: bool = False,
+                 suite: Optional[str] = None) -> List[str]:
     """The keys of the plugin's methods, in the model index's order.
 
     Args:
@@ -148,6 +153,8 @@ def list_methods(pattern: Optional[str] = None,
         variants (bool): Also the variants (the full-label bound,
             OPML-SP, ...), each after its method. Defaults to False: one
             key per ``configs/<key>/`` folder.
+        suite (str, optional): Only rows with a config for this suite
+            (``demo``, ``proxy-voc``, ``coco``, ...).
 
     Examples:
         >>> from spml_mm.apis import list_methods
@@ -160,7 +167,8 @@ def list_methods(pattern: Optional[str] = None,
         key for key, method in _cards().items()
         if (variants or method.variant_of is None) and (
             kind is None or method.kind == kind) and (
-                pattern is None or fnmatch.fnmatch(key, pattern))
+                pattern is None or fnmatch.fnmatch(key, pattern)) and (
+                    suite is None or suite in method.configs)
     ]
 
 

@@ -22,6 +22,7 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 import spml_mm  # noqa: F401  (registers the plugin)
+from spml_mm.apis import get_method, list_methods
 from tests.conftest import REPO
 from tests.sync_counting import count_syncs
 from benchmark.gpu_steps import TINY_BACKBONE
@@ -29,13 +30,8 @@ from benchmark.spml_setups import start_schedules
 
 BATCH, SIZE, NUM_SAMPLES = 4, 32, 16
 
-#: method -> its ResNet-50 COCO config
-CONFIGS = {
-    'AN': 'an', 'EM': 'em', 'EM + APL': 'em_apl', 'EPR': 'epr',
-    'GR': 'grloss', 'LL-Cp': 'll_cp', 'LL-Ct': 'll_ct', 'LL-R': 'll_r',
-    'OPML-SP': 'opml', 'ROLE': 'role', 'LASD': 'lasd', 'VLPL': 'vlpl',
-    'AEVLP': 'aevlp'
-}
+#: every method with a ResNet-50 COCO config
+METHODS = list_methods(variants=True, suite='coco')
 
 
 def build(cfg, head, data_preprocessor, device='meta'):
@@ -86,11 +82,10 @@ def step_syncs(model, wrapper, data):
     return counter
 
 
-def added_syncs(name, bank_options=None, full=False):
-    """The synchronising events, by kind, that method ``name``'s step
+def added_syncs(key, bank_options=None, full=False):
+    """The synchronising events, by kind, that method ``key``'s step
     makes beyond the stock step, and the events of its step."""
-    cfg = Config.fromfile(
-        osp.join(REPO, 'configs', CONFIGS[name], 'resnet50_coco.py'))
+    cfg = Config.fromfile(osp.join(REPO, get_method(key).config('coco')))
     head = copy.deepcopy(cfg.model.head)
     if bank_options:
         head.label_bank.update(bank_options)
@@ -117,10 +112,10 @@ def added_syncs(name, bank_options=None, full=False):
     return added, spml[0], counted
 
 
-@pytest.mark.parametrize('name', CONFIGS)
-def test_head_adds_no_synchronisation(name):
-    added, _, counted = added_syncs(name)
-    assert not added, f'{name} adds {dict(added)}:\n' + '\n'.join(
+@pytest.mark.parametrize('key', METHODS)
+def test_head_adds_no_synchronisation(key):
+    added, _, counted = added_syncs(key)
+    assert not added, f'{key} adds {dict(added)}:\n' + '\n'.join(
         map(str, counted.syncs('model')))
 
 
@@ -129,10 +124,10 @@ def test_recording_compact_bank_adds_no_synchronisation(storage):
     """The label bank's other paths in the step: keeping the epoch's scores
     with the true labels (``record``), and the 2-bit states of a compact
     bank (decoded by a table look-up, written by LL-Cp's corrections)."""
-    for name in ('EM + APL', 'LL-Cp'):
-        added, model, counted = added_syncs(name, dict(storage=storage),
+    for key in ('em_apl', 'll_cp'):
+        added, model, counted = added_syncs(key, dict(storage=storage),
                                             full=True)
-        assert not added, f'{name} adds {dict(added)}:\n' + '\n'.join(
+        assert not added, f'{key} adds {dict(added)}:\n' + '\n'.join(
             map(str, counted.syncs('model')))
         # the batch's scores were kept with its true labels (meta tensors:
         # shapes only)
