@@ -12,7 +12,12 @@ reads the fully labelled validation images (the config's ``val_labels`` and
 which ``tools/predict.py``, ``tools/test.py`` and ``tools/export_onnx.py``
 then use, prints each class's threshold and the observed positives it rests
 on, and refuses a class with too few of them, naming it, before writing
-anything. Methods: see docs/user_guides/label_sets.md.
+anything. The file records the checkpoint's weights (a digest) and the
+config's model, and the readers refuse it for any other model. ``--out``
+is never one of the run's inputs, and replaces an existing file only when
+it is a thresholds file or with ``--overwrite``. A checkpoint that does not
+fit the config is refused as ``tools/test.py`` refuses it. Methods: see
+docs/user_guides/label_sets.md.
 """
 import argparse
 import sys
@@ -21,9 +26,14 @@ import numpy as np
 from mmengine.config import Config
 
 from spml_mm.apis import (METHODS, calibrate, default_thresholds_path,
-                          load_model, save_thresholds, score_split)
+                          load_model, model_identity, save_thresholds,
+                          score_split)
+from spml_mm.apis.model import resolve_device
+from spml_mm.apis.thresholds import FORMAT
 from spml_mm.evaluation import CalibrationError
-from spml_mm.utils import add_cfg_options
+from spml_mm.utils import (DamagedCheckpointError, add_cfg_options,
+                           check_output_file, json_with_format,
+                           load_checkpoint_safely)
 
 
 def parse_args(argv=None):
@@ -43,7 +53,12 @@ def parse_args(argv=None):
         '--positives-per-image', type=float,
         help='prior and topk: the mean number of labels per image')
     parser.add_argument('--out', help='the thresholds file (default: '
-                        '<checkpoint>_thresholds.json)')
+                        '<checkpoint>_thresholds.json); never an input, nor '
+                        'an existing file other than a thresholds file '
+                        'unless --overwrite')
+    parser.add_argument('--overwrite', action='store_true',
+                        help='replace an existing --out that is not a '
+                        'thresholds file')
     parser.add_argument('--device', help='cpu or cuda (default: cuda when '
                         'available)')
     add_cfg_options(parser, 'val_dataloader.batch_size=64')
@@ -57,6 +72,10 @@ def parse_args(argv=None):
             args.positives_per_image >= 1):
         parser.error('--positives-per-image must be >= 1, got '
                      f'{args.positives_per_image}')
+    try:
+        resolve_device(args.device)
+    except ValueError as err:
+        parser.error(str(err))
     return args
 
 
@@ -70,11 +89,30 @@ def main(argv=None):
         sys.exit(f'--method {args.method} needs --positives-per-image M, the '
                  'mean number of labels per image of your data (single '
                  'positives do not tell it)')
+    num_classes = cfg.model.head.num_classes
+    if args.positives_per_image is not None and \
+            args.positives_per_image > num_classes:
+        sys.exit(f'--positives-per-image {args.positives_per_image:g} '
+                 f'exceeds the {num_classes} classes of the model: the mean '
+                 'number of labels per image is at most the number of '
+                 'classes; nothing written')
+    out = args.out or default_thresholds_path(args.checkpoint)
+    try:
+        replacing = check_output_file(
+            out, ('.json', ), [args.config, args.checkpoint],
+            json_with_format(FORMAT), args.overwrite)
+        checkpoint = load_checkpoint_safely(args.checkpoint,
+                                            map_location='cpu')
+        identity = model_identity(cfg, checkpoint)
+        model = load_model(cfg, checkpoint, args.device,
+                           filename=args.checkpoint)
+    except (ValueError, DamagedCheckpointError) as err:
+        sys.exit(str(err))
+    del checkpoint
     # the labels are those a single-positive protocol observes, unless the
     # F1 reference reads the fully labelled images
     labels = {} if args.method == 'f1' else dict(val_labels='observed',
                                                  val_full_subset=None)
-    model = load_model(cfg, args.checkpoint, args.device)
     print(f'scoring the validation split with {args.checkpoint}')
     split = score_split(model, cfg, 'val', **labels)
     try:
@@ -83,8 +121,11 @@ def main(argv=None):
                            args.positives_per_image)
     except (CalibrationError, ValueError) as err:
         sys.exit(f'{args.checkpoint}: nothing written: {err}')
-    record.update(config=args.config, checkpoint=args.checkpoint)
-    out = args.out or default_thresholds_path(args.checkpoint)
+    record.update(config=args.config, checkpoint=args.checkpoint,
+                  fits=dict(weights_sha256=identity['weights_sha256'],
+                            model_sha256=identity['model_sha256']))
+    if replacing:
+        print(replacing)
     save_thresholds(out, record)
     print(f'\n{"class":<20} {"threshold":>9} {"positives":>9}')
     if 'topk' in record:

@@ -9,32 +9,48 @@ normalisation, the network and the decision (the thresholds file beside the
 checkpoint, ``--thresholds FILE``, or the head's ``thr``) are all inside.
 H and W are those of the test split's first image after the pipeline. The
 export is then checked with ONNX Runtime on ``--verify`` test images: the
-label sets must equal PyTorch's (exit status 1 if not).
+label sets must equal PyTorch's (exit status 1 if not). A thresholds file
+calibrated for another model is refused (``--allow-other-thresholds``
+applies it anyway, saying so), as is a checkpoint that does not fit the
+config. ``--out`` must end with ``.onnx``, is never one of the run's
+inputs, and replaces an existing file only when this tool exported it or
+with ``--overwrite``; it is written atomically.
 """
 import argparse
-import os.path as osp
 import sys
 
 import numpy as np
 import torch
 from mmengine.config import Config
 
-from spml_mm.apis import (apply_thresholds, checkpoint_classes,
-                          default_thresholds_path, export_onnx, load_model,
-                          split_loader)
-from spml_mm.apis.export import LabelSetModel
-from spml_mm.utils import add_cfg_options
+from spml_mm.apis import (default_thresholds_path, export_onnx, load_model,
+                          resolve_decision, split_loader)
+from spml_mm.apis.export import LabelSetModel, exported_by_spml_mm
+from spml_mm.apis.model import check_fit
+from spml_mm.utils import (DamagedCheckpointError, add_cfg_options,
+                           atomic_output, check_output_file,
+                           load_checkpoint_safely)
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('config', help='config file path')
     parser.add_argument('checkpoint', help='checkpoint file')
-    parser.add_argument('--out', required=True, help='the .onnx file')
+    parser.add_argument('--out', required=True,
+                        help='the .onnx file; never an input, nor an '
+                        'existing file this tool did not export unless '
+                        '--overwrite')
+    parser.add_argument('--overwrite', action='store_true',
+                        help='replace an existing --out this tool did not '
+                        'export')
     parser.add_argument(
         '--thresholds', default='auto',
         help='thresholds file of tools/calibrate.py, or "none" (default: '
         'the one beside the checkpoint, if any)')
+    parser.add_argument(
+        '--allow-other-thresholds', action='store_true',
+        help='decide by a thresholds file calibrated for other weights or '
+        'another config (refused otherwise), with a warning')
     parser.add_argument('--verify', type=int, default=64,
                         help='test images to compare ONNX Runtime with '
                         'PyTorch on (0: none; default 64)')
@@ -56,19 +72,31 @@ def main(argv=None):
         cfg.merge_from_dict(args.cfg_options)
     thresholds = args.thresholds
     if thresholds == 'auto':
-        found = default_thresholds_path(args.checkpoint)
-        thresholds = found if osp.isfile(found) else 'none'
-    if thresholds != 'none':
-        classes = checkpoint_classes(args.checkpoint,
-                                     cfg.model.head.num_classes)
-        try:
-            apply_thresholds(cfg, thresholds, classes, args.checkpoint)
-        except ValueError as err:
-            sys.exit(str(err))
-        print(f'decision: {thresholds}')
-    model = load_model(cfg, args.checkpoint, 'cpu')
+        thresholds = default_thresholds_path(args.checkpoint)
+    try:
+        replacing = check_output_file(
+            args.out, ('.onnx', ),
+            [args.config, args.checkpoint, thresholds], exported_by_spml_mm,
+            args.overwrite)
+        checkpoint = load_checkpoint_safely(args.checkpoint,
+                                            map_location='cpu')
+        check_fit(cfg, checkpoint, args.checkpoint)
+        decision = resolve_decision(cfg, checkpoint, args.thresholds,
+                                    args.allow_other_thresholds,
+                                    args.cfg_options,
+                                    filename=args.checkpoint)
+        model = load_model(cfg, checkpoint, 'cpu', filename=args.checkpoint)
+    except (ValueError, DamagedCheckpointError) as err:
+        sys.exit(str(err))
+    del checkpoint
+    for line in decision['warnings']:
+        print(line)
+    print(f'decision: {decision["line"]}')
     images = test_images(cfg, max(args.verify, 1))
-    export_onnx(model, args.out, images.shape)
+    if replacing:
+        print(replacing)
+    with atomic_output(args.out) as partial:
+        export_onnx(model, partial, images.shape)
     shape = ' x '.join(map(str, images.shape[1:]))
     print(f'wrote {args.out} (input images: N x {shape})')
     if args.verify:

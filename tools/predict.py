@@ -7,26 +7,38 @@ INPUT: image files, folders (their images, recursively) or list files
 beside the checkpoint (``<checkpoint>_thresholds.json`` of
 ``tools/calibrate.py``) when there is one, else ``--thresholds FILE``, else
 the head's own (``thr`` 0.5); ``--thresholds none`` ignores the file.
+A thresholds file calibrated for another model (other classes, weights
+or config) is refused (``--allow-other-thresholds`` applies it anyway,
+saying so), as is a checkpoint that does not fit the config.
 Prints each image's classes with their scores; ``--out`` writes them with
-every class's score (``.json`` or ``.csv``). An unreadable image is named
-and the others are still predicted (exit status 1 if any failed).
+every class's score (``.json`` or ``.csv``): never over one of the run's
+inputs, and over an existing file only when this tool wrote it or with
+``--overwrite``. An unreadable image, or one far larger than the model
+takes (``--max-pixels``), is named and the others are still predicted
+(exit status 1 if any failed).
 """
 import argparse
 import csv
+import io
 import json
-import os
 import os.path as osp
 import sys
 
 from mmengine.config import Config
 from mmengine.utils import scandir
 
-from spml_mm.apis import SPMLInferencer
-from spml_mm.utils import add_cfg_options
+from spml_mm.apis import SPMLInferencer, default_thresholds_path
+from spml_mm.apis.model import resolve_device
+from spml_mm.utils import (DamagedCheckpointError, add_cfg_options,
+                           check_output_file, write_atomically)
 
 #: Image file endings a folder is searched for.
 IMAGE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.bmp', '.ppm', '.pgm', '.tif',
                   '.tiff', '.webp')
+#: The ``format`` of a predictions .json this tool writes.
+FORMAT = 'spml-mm predictions 1'
+#: The characters that make a path a glob pattern.
+GLOB_CHARS = '*?['
 
 
 def parse_args(argv=None):
@@ -39,25 +51,60 @@ def parse_args(argv=None):
         '--thresholds', default='auto',
         help='thresholds file of tools/calibrate.py, or "none" (default: '
         'the one beside the checkpoint, if any)')
-    parser.add_argument('--out', help='write the predictions (.json/.csv)')
+    parser.add_argument(
+        '--allow-other-thresholds', action='store_true',
+        help='decide by a thresholds file calibrated for other weights or '
+        'another config (refused otherwise), with a warning')
+    parser.add_argument('--out', help='write the predictions (.json/.csv); '
+                        'never over an input, nor over a file this tool did '
+                        'not write unless --overwrite')
+    parser.add_argument('--overwrite', action='store_true',
+                        help='replace an existing --out this tool did not '
+                        'write')
     parser.add_argument('--batch-size', type=int, default=32)
     parser.add_argument('--device', help='cpu or cuda (default: cuda when '
                         'available)')
-    add_cfg_options(parser, 'model.head.thr=0.3')
+    parser.add_argument(
+        '--max-pixels', type=int,
+        help='refuse (name) an image with more pixels, read from its header '
+        'before it is decoded (default: 2048 x 2048 when the test pipeline '
+        'has no Resize, else 16384 x 16384)')
+    add_cfg_options(parser, 'model.head.thr=0.3 (with --thresholds none)')
     args = parser.parse_args(argv)
-    if args.out and not args.out.endswith(('.json', '.csv')):
-        parser.error(f'--out must end with .json or .csv, got {args.out}')
+    if args.batch_size < 1:
+        parser.error(f'--batch-size must be >= 1, got {args.batch_size}')
+    if args.max_pixels is not None and args.max_pixels < 1:
+        parser.error(f'--max-pixels must be >= 1, got {args.max_pixels}')
     if args.thresholds not in ('auto', 'none') and not osp.isfile(
             args.thresholds):
         parser.error(f'--thresholds {args.thresholds}: no such file')
+    try:
+        resolve_device(args.device)
+    except ValueError as err:
+        parser.error(str(err))
     return args
 
 
-def expand_inputs(inputs):
+def predictions_written(path: str) -> bool:
+    """Whether ``path`` is a predictions file this tool wrote: a .json of
+    its :data:`FORMAT`, or a .csv with its header."""
+    if path.lower().endswith('.json'):
+        with open(path) as f:
+            found = json.load(f)
+        return isinstance(found, dict) and found.get('format') == FORMAT
+    with open(path, newline='') as f:
+        header = next(csv.reader(f), [])
+    return header[:2] == ['image', 'labels'] and header[-1:] == ['error']
+
+
+def expand_inputs(inputs, origins=None):
     """The image paths of files, folders and list files, in order; a
-    missing path not named as an image, and a folder or list without
-    images, are refused."""
+    missing path not named as an image, a glob pattern the shell did not
+    expand, and a folder or list without images, are refused.
+    ``origins`` (a dict) receives, for each path of a list that does not
+    exist, where it was listed."""
     paths = []
+    origins = {} if origins is None else origins
     for item in inputs:
         if osp.isdir(item):
             found = sorted(
@@ -74,8 +121,21 @@ def expand_inputs(inputs):
             if not listed:
                 raise ValueError(f'{item}: an empty list of images')
             base = osp.dirname(item)
-            paths += [p if osp.isabs(p) or osp.exists(p) else osp.join(
-                base, p) for p in listed]
+            for n, p in enumerate(listed, 1):
+                path = p if osp.isabs(p) or osp.exists(p) else osp.join(
+                    base, p)
+                if not osp.exists(path):
+                    origins[path] = (
+                        f'listed in {item}, line {n}; a relative path is '
+                        f'read from the list\'s folder ({base or "."}) or '
+                        'the current one')
+                paths.append(path)
+        elif not osp.exists(item) and any(c in item for c in GLOB_CHARS):
+            raise ValueError(
+                f'{item}: no such file or folder; a glob pattern is not '
+                'expanded by this tool (your shell expands it when it is '
+                'not quoted): leave the pattern unquoted, or pass the '
+                'folder, which is searched recursively')
         elif osp.exists(item) or item.lower().endswith(IMAGE_SUFFIXES):
             # a missing image is reported with the predictions
             paths.append(item)
@@ -85,8 +145,8 @@ def expand_inputs(inputs):
 
 
 def write_out(path, paths, results, classes, thresholds):
-    os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
-    if path.endswith('.json'):
+    """Write the predictions to ``path`` (.json or .csv) atomically."""
+    if path.lower().endswith('.json'):
         predictions = []
         for image, r in zip(paths, results):
             entry = dict(image=image)
@@ -97,26 +157,40 @@ def write_out(path, paths, results, classes, thresholds):
                              label_scores=r['pred_score'],
                              scores=[float(s) for s in r['pred_scores']])
             predictions.append(entry)
-        with open(path, 'w') as f:
-            json.dump(dict(classes=list(classes), thresholds=thresholds,
-                           predictions=predictions), f, indent=1)
+        write_atomically(
+            json.dumps(dict(format=FORMAT, classes=list(classes),
+                            thresholds=thresholds,
+                            predictions=predictions), indent=1), path)
         return
-    with open(path, 'w', newline='') as f:
-        writer = csv.writer(f)
-        writer.writerow(['image', 'labels', *classes, 'error'])
-        for image, r in zip(paths, results):
-            if 'error' in r:
-                writer.writerow([image, '', *[''] * len(classes), r['error']])
-            else:
-                writer.writerow([image, ';'.join(r['pred_class']),
-                                 *[f'{s:.6f}' for s in r['pred_scores']],
-                                 ''])
+    f = io.StringIO(newline='')
+    writer = csv.writer(f)
+    writer.writerow(['image', 'labels', *classes, 'error'])
+    for image, r in zip(paths, results):
+        if 'error' in r:
+            writer.writerow([image, '', *[''] * len(classes), r['error']])
+        else:
+            writer.writerow([image, ';'.join(r['pred_class']),
+                             *[f'{s:.6f}' for s in r['pred_scores']], ''])
+    write_atomically(f.getvalue(), path)
+
+
+def check_out(args) -> str:
+    """Refuse an --out that is an input, or an existing file this tool did
+    not write (without --overwrite); the line on a replaced file."""
+    thresholds = args.thresholds
+    if thresholds == 'auto':
+        thresholds = default_thresholds_path(args.checkpoint)
+    inputs = [args.config, args.checkpoint, thresholds, *args.inputs]
+    return check_output_file(args.out, ('.json', '.csv'), inputs,
+                             predictions_written, args.overwrite)
 
 
 def main(argv=None):
     args = parse_args(argv)
+    origins = {}
     try:
-        paths = expand_inputs(args.inputs)
+        paths = expand_inputs(args.inputs, origins)
+        replacing = check_out(args) if args.out else ''
     except ValueError as err:
         sys.exit(str(err))
     cfg = Config.fromfile(args.config)
@@ -124,14 +198,19 @@ def main(argv=None):
         cfg.merge_from_dict(args.cfg_options)
     try:
         infer = SPMLInferencer(cfg, args.checkpoint, device=args.device,
-                               thresholds=args.thresholds)
-    except ValueError as err:
+                               thresholds=args.thresholds,
+                               allow_other=args.allow_other_thresholds,
+                               cfg_options=args.cfg_options,
+                               max_pixels=args.max_pixels)
+    except (ValueError, DamagedCheckpointError) as err:
         sys.exit(str(err))
-    print('decision: ' + (f'thresholds {infer.thresholds}'
-                          if infer.thresholds else
-                          f'the head\'s (thr={infer.model.head.thr}, '
-                          f'topk={infer.model.head.topk})'))
+    for line in infer.warnings:
+        print(line)
+    print(f'decision: {infer.decision}')
     results = infer(paths, batch_size=args.batch_size)
+    for image, r in zip(paths, results):
+        if 'error' in r and image in origins:
+            r['error'] += f' ({origins[image]})'
     print()
     for image, r in zip(paths, results):
         if 'error' in r:
@@ -142,6 +221,8 @@ def main(argv=None):
                                                r['pred_score']))
             print(f'{image}: {labels or "(no label)"}')
     if args.out:
+        if replacing:
+            print(replacing)
         write_out(args.out, paths, results, infer.classes, infer.thresholds)
         print(f'wrote {args.out}')
     failed = sum('error' in r for r in results)

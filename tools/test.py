@@ -3,19 +3,19 @@
 Reports mAP and the label sets' precision, recall and F1
 (:class:`~spml_mm.evaluation.SPMLLabelSetMetric`) at the decision of the
 thresholds file beside the checkpoint (``tools/calibrate.py``) when there is
-one, else ``--thresholds FILE``, else the head's ``thr``.
+one, else ``--thresholds FILE``, else the head's ``thr``. A thresholds file
+calibrated for another model (classes, weights or config) is refused;
+``--allow-other-thresholds`` applies it anyway, saying so.
 """
 import argparse
-import os.path as osp
 import sys
 
 from mmengine.config import Config
 
-from spml_mm.apis import (apply_thresholds, checkpoint_classes,
-                          default_thresholds_path)
-from spml_mm.apis.thresholds import describe, load_thresholds
-from spml_mm.utils import (apply_launch_args, drop_disabled_hooks,
-                           parse_launch_args, run_runner)
+from spml_mm.apis import resolve_decision
+from spml_mm.utils import (DamagedCheckpointError, apply_launch_args,
+                           drop_disabled_hooks, parse_launch_args,
+                           run_runner)
 
 
 def parse_args():
@@ -34,6 +34,10 @@ def parse_args():
         '--thresholds', default='auto',
         help='thresholds file of tools/calibrate.py, or "none" (default: '
         'the one beside the checkpoint, if any)')
+    parser.add_argument(
+        '--allow-other-thresholds', action='store_true',
+        help='decide by a thresholds file calibrated for other weights or '
+        'another config (refused otherwise), with a warning')
     return parse_launch_args(parser, 'test_dataloader.batch_size=64')
 
 
@@ -66,20 +70,20 @@ def merge_args(cfg, args):
 
 def set_thresholds(cfg, args):
     """The head decides by ``--thresholds`` or the file beside the
-    checkpoint; says which."""
-    path = args.thresholds
-    if path == 'auto':
-        found = default_thresholds_path(args.checkpoint)
-        path = found if osp.isfile(found) else 'none'
-    if path == 'none':
+    checkpoint (calibrated for this model); says which."""
+    if args.thresholds == 'none':
         return
-    classes = checkpoint_classes(args.checkpoint, cfg.model.head.num_classes)
     try:
-        apply_thresholds(cfg, path, classes, args.checkpoint)
-    except ValueError as err:
+        decision = resolve_decision(cfg, args.checkpoint, args.thresholds,
+                                    args.allow_other_thresholds,
+                                    args.cfg_options)
+    except (ValueError, DamagedCheckpointError) as err:
         sys.exit(str(err))
-    print(f'label sets decided by the thresholds of '
-          f'{describe(load_thresholds(path), path)}')
+    for line in decision['warnings']:
+        print(line)
+    if decision['path']:
+        print('label sets decided by the '
+              f'{decision["line"].replace("thresholds ", "thresholds of ", 1)}')
 
 
 def main():

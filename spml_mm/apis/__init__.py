@@ -3,16 +3,17 @@ label sets from images, thresholds chosen without full labels, export."""
 from .export import LabelSetModel, export_onnx
 from .inferencer import SPMLInferencer
 from .methods import Method, get_method, list_methods
-from .model import build_model, checkpoint_classes, load_model
+from .model import (build_model, checkpoint_classes, load_model,
+                    resolve_device)
 from .scoring import score_split, split_loader
 from .thresholds import (METHODS, apply_thresholds, calibrate,
                          default_thresholds_path, load_thresholds,
-                         save_thresholds)
+                         model_identity, resolve_decision, save_thresholds)
 
 __all__ = [
     'LabelSetModel', 'METHODS', 'Method', 'SPMLInferencer', 'apply_thresholds',
     'build_model', 'calibrate', 'checkpoint_classes',
     'default_thresholds_path', 'export_onnx', 'get_method', 'list_methods',
-    'load_model',
-    'load_thresholds', 'save_thresholds', 'score_split', 'split_loader'
+    'load_model', 'load_thresholds', 'model_identity', 'resolve_decision',
+    'resolve_device', 'save_thresholds', 'score_split', 'split_loader'
 ]

@@ -4,6 +4,9 @@ from typing import Sequence
 import torch
 from torch import nn
 
+#: The metadata key an exported graph carries (:func:`exported_by_spml_mm`).
+METADATA_KEY = 'spml_mm.label_sets'
+
 
 class LabelSetModel(nn.Module):
     """A classifier from images to raw scores and label sets.
@@ -58,7 +61,9 @@ def export_onnx(model: nn.Module, path: str,
     dynamic) and outputs ``scores`` and ``labels``.
 
     The graph is written with torch's exporter (``torch.onnx.export``,
-    which needs the ``onnx`` and ``onnxscript`` packages).
+    which needs the ``onnx`` and ``onnxscript`` packages), and carries the
+    metadata entry :data:`METADATA_KEY` (the plugin's version), by which
+    ``tools/export_onnx.py`` knows a file it may replace.
     """
     wrapper = LabelSetModel(model.cpu().eval()).eval()
     example = torch.zeros(2, *input_shape[1:])
@@ -72,3 +77,17 @@ def export_onnx(model: nn.Module, path: str,
             dynamic_shapes={'images': {0: batch}},
             dynamo=True,
             external_data=False)
+    import onnx
+
+    from spml_mm.version import __version__
+    graph = onnx.load(path)
+    entry = graph.metadata_props.add()
+    entry.key, entry.value = METADATA_KEY, __version__
+    onnx.save(graph, path)
+
+
+def exported_by_spml_mm(path: str) -> bool:
+    """Whether ``path`` is an ONNX graph :func:`export_onnx` wrote."""
+    import onnx
+    graph = onnx.load(path, load_external_data=False)
+    return any(p.key == METADATA_KEY for p in graph.metadata_props)

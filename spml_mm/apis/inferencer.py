@@ -1,4 +1,3 @@
-import os.path as osp
 from typing import List, Optional, Union
 
 import numpy as np
@@ -9,8 +8,34 @@ from mmengine.dataset import default_collate
 from mmpretrain.apis import ImageClassificationInferencer
 from mmpretrain.structures import DataSample
 
-from .model import checkpoint_classes
-from .thresholds import apply_thresholds, default_thresholds_path, describe
+from spml_mm.utils import load_checkpoint_safely
+from .model import check_fit, checkpoint_classes, load_model
+from .thresholds import resolve_decision
+
+#: The most pixels an image may have when the test pipeline feeds it to the
+#: model whole (no Resize or crop step): the model's memory grows with it.
+MAX_PIXELS_WHOLE = 2048 * 2048
+#: The most pixels an image may have at all (decoding it takes 3 bytes a
+#: pixel), when the pipeline resizes it.
+MAX_PIXELS_DECODED = 16384 * 16384
+
+
+def sizes_image(pipeline) -> bool:
+    """Whether a pipeline brings every image to a bounded size (a resize or
+    crop step)."""
+    return any('Resize' in t['type'] or 'Crop' in t['type']
+               for t in pipeline)
+
+
+def image_size(path: str) -> Optional[tuple]:
+    """(width, height) of an image file from its header, without decoding
+    it; None when the header cannot be read."""
+    from PIL import Image
+    try:
+        with Image.open(path) as img:
+            return img.size
+    except Exception:  # not an image PIL knows: mmcv reports it
+        return None
 
 
 class SPMLInferencer(ImageClassificationInferencer):
@@ -30,7 +55,23 @@ class SPMLInferencer(ImageClassificationInferencer):
         thresholds (str, optional): A thresholds file, ``'auto'`` (the
             default: the file beside the checkpoint,
             ``<checkpoint>_thresholds.json``, when there is one) or
-            ``'none'`` (the head's own ``thr``/``topk``).
+            ``'none'`` (the head's own ``thr``/``topk``). A file calibrated
+            for another model (classes, weights or config) is refused
+            (``ValueError``).
+        allow_other (bool): Decide by a thresholds file of other weights or
+            another config anyway (:attr:`warnings` says so).
+        cfg_options (dict, optional): The ``--cfg-options`` merged into the
+            config, so that a decision they set is not silently replaced
+            by a thresholds file.
+        max_pixels (int, optional): The most pixels an image may have; a
+            larger one is answered with its ``error``, read from its header
+            before it is decoded. Default: :data:`MAX_PIXELS_WHOLE` when the
+            test pipeline has no Resize or crop step (the model takes the
+            image whole), else :data:`MAX_PIXELS_DECODED`.
+
+    A checkpoint that does not fit the config is refused
+    (:class:`~spml_mm.utils.CheckpointMismatchError`), as by
+    ``tools/test.py``.
 
     Example:
         >>> from spml_mm.apis import SPMLInferencer
@@ -46,19 +87,32 @@ class SPMLInferencer(ImageClassificationInferencer):
                  pretrained: str,
                  device: Optional[str] = None,
                  thresholds: Optional[str] = 'auto',
+                 allow_other: bool = False,
+                 cfg_options: Optional[dict] = None,
+                 max_pixels: Optional[int] = None,
                  **kwargs) -> None:
         cfg = model if isinstance(model, Config) else Config.fromfile(model)
         cfg = cfg.copy()
-        classes = checkpoint_classes(pretrained, cfg.model.head.num_classes)
-        if thresholds == 'auto':
-            found = default_thresholds_path(pretrained)
-            thresholds = found if osp.isfile(found) else None
-        self.thresholds = None
-        if thresholds not in (None, 'none'):
-            record = apply_thresholds(cfg, thresholds, classes, pretrained)
-            self.thresholds = describe(record, thresholds)
-        super().__init__(cfg, pretrained=pretrained, device=device,
+        checkpoint = load_checkpoint_safely(pretrained, map_location='cpu')
+        classes = checkpoint_classes(checkpoint, cfg.model.head.num_classes)
+        check_fit(cfg, checkpoint, pretrained)
+        decision = resolve_decision(cfg, checkpoint, thresholds, allow_other,
+                                    cfg_options, filename=pretrained)
+        #: What decides (a line for the log), its warnings.
+        self.decision, self.warnings = decision['line'], decision['warnings']
+        self.thresholds = decision['line'][len('thresholds '):] \
+            if decision['path'] else None
+        net = load_model(cfg, checkpoint, device, filename=pretrained)
+        net._config = cfg
+        net._dataset_meta = dict(classes=classes)
+        del checkpoint
+        super().__init__(net, pretrained=False, device=None,
                          classes=classes, **kwargs)
+        pipeline = cfg.test_dataloader.dataset.pipeline
+        self.max_pixels = max_pixels or (MAX_PIXELS_DECODED
+                                         if sizes_image(pipeline) else
+                                         MAX_PIXELS_WHOLE)
+        self.resized = sizes_image(pipeline)
         self.failed = {}
 
     def _init_pipeline(self, cfg: Config):
@@ -75,6 +129,11 @@ class SPMLInferencer(ImageClassificationInferencer):
 
         def readable():
             for i, input_ in enumerate(inputs):
+                size = image_size(input_) if isinstance(input_,
+                                                        str) else None
+                if size and size[0] * size[1] > self.max_pixels:
+                    self.failed[i] = self.too_large(size)
+                    continue
                 try:
                     img = imread(input_, flag=self.color_type)
                 except Exception as err:  # any failure is the image's
@@ -89,6 +148,21 @@ class SPMLInferencer(ImageClassificationInferencer):
 
         chunks = self._get_chunk_data(readable(), batch_size)
         yield from map(default_collate, chunks)
+
+    def too_large(self, size) -> str:
+        """Why an image of ``size`` (width, height) is not read."""
+        found = f'{size[0]} x {size[1]} pixels, more than {self.max_pixels}'
+        if self.resized:
+            return (f'{found} (not decoded: it would take '
+                    f'{3 * size[0] * size[1] / 2**30:.1f} GiB); resize it, '
+                    'or raise --max-pixels (max_pixels)')
+        return (f'{found}: the config\'s test pipeline has no Resize, so the '
+                'model would take it whole (memory grows with its area) and '
+                'score it at another scale than it was trained on; add '
+                "dict(type='Resize', scale=(H, W)) after LoadImageFromFile "
+                'in test_dataloader.dataset.pipeline (a config that inherits '
+                'this one) at the size the model was trained on, resize the '
+                'image, or raise --max-pixels (max_pixels)')
 
     def visualize(self, ori_inputs: List, preds: List[DataSample], **kwargs):
         kept = [x for i, x in enumerate(ori_inputs) if i not in self.failed]

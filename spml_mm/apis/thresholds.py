@@ -7,27 +7,94 @@ names they were calibrated for and how: ``tools/calibrate.py`` writes it,
 ``tools/predict.py``, ``tools/test.py``, ``tools/export_onnx.py`` and
 :class:`~spml_mm.apis.SPMLInferencer` read it. By default it lies beside the
 checkpoint (:func:`default_thresholds_path`).
+
+A decision fits one model only: the file records what it was calibrated
+for (:func:`model_identity`: the class names, a digest of the checkpoint's
+weights and one of the config's model), and :func:`resolve_decision`, which
+every reader goes through, refuses it for any other model unless asked
+(``allow_other``), and then says so.
 """
+import hashlib
 import json
 import math
-import os
 import os.path as osp
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 from mmengine.config import Config
 from mmpretrain.registry import MODELS
 
-from spml_mm.evaluation.calibration import (conformal_thresholds,
+from spml_mm.evaluation.calibration import (CalibrationError,
+                                            conformal_thresholds,
                                             f1_optimal_thresholds,
                                             global_conformal_threshold,
                                             prior_thresholds)
 from spml_mm.models.heads import SPMLLinearClsHead
+from spml_mm.utils import load_checkpoint_safely, write_atomically
 
 #: The calibrations of :func:`calibrate`.
 METHODS = ('conformal', 'global', 'prior', 'topk', 'f1')
 #: The ``format`` every thresholds file carries.
 FORMAT = 'spml-mm thresholds 1'
+
+
+#: The ``model.head`` keys a decision sets.
+DECISION_KEYS = ('thr', 'topk', 'thresholds')
+#: How a reader is told to apply a decision of another model anyway.
+ALLOW_OTHER = '--allow-other-thresholds'
+
+
+def weights_digest(checkpoint: dict) -> str:
+    """A digest (sha256, 16 hex digits) of a checkpoint's weights: every
+    entry of its state dict, by name, dtype, shape and value (a
+    ``module.`` prefix ignored). The same weights give the same digest
+    whatever else the file holds (its meta, the optimizer state)."""
+    import torch
+    state = checkpoint.get('state_dict', checkpoint)
+    digest = hashlib.sha256()
+    for key in sorted(state):
+        value = state[key]
+        if not isinstance(value, torch.Tensor):
+            continue
+        name = key[len('module.'):] if key.startswith('module.') else key
+        value = value.detach().cpu().contiguous()
+        digest.update(f'{name}:{value.dtype}:{tuple(value.shape)};'.encode())
+        digest.update(value.reshape(-1).view(torch.uint8).numpy().tobytes()
+                      if value.numel() else b'')
+    return digest.hexdigest()[:16]
+
+
+def model_digest(cfg: Config) -> str:
+    """A digest (sha256, 16 hex digits) of what turns an image into scores
+    besides the weights: the config's backbone, neck and data preprocessor
+    (their ``init_cfg`` left out)."""
+
+    def plain(value):
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items() if k != 'init_cfg'}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value
+
+    model = cfg.model
+    parts = dict(backbone=model.get('backbone'), neck=model.get('neck'),
+                 data_preprocessor=model.get('data_preprocessor') or
+                 cfg.get('data_preprocessor'))
+    text = json.dumps(plain(parts), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def model_identity(cfg: Config, checkpoint: Union[str, dict]) -> dict:
+    """What a decision is calibrated for: ``classes`` (the checkpoint's,
+    else the head's count), ``weights_sha256`` (:func:`weights_digest`) and
+    ``model_sha256`` (:func:`model_digest`)."""
+    from .model import checkpoint_classes
+    if isinstance(checkpoint, str):
+        checkpoint = load_checkpoint_safely(checkpoint, map_location='cpu')
+    return dict(classes=checkpoint_classes(checkpoint,
+                                           cfg.model.head.num_classes),
+                weights_sha256=weights_digest(checkpoint),
+                model_sha256=model_digest(cfg))
 
 
 def default_thresholds_path(checkpoint: str) -> str:
@@ -71,6 +138,13 @@ def calibrate(method: str,
             '(--positives-per-image M): it is not known from single '
             'positives; take it from your data\'s description or a few '
             'fully labelled images')
+    if positives_per_image is not None and not (
+            1 <= positives_per_image <= len(classes)):
+        raise ValueError(
+            f'--positives-per-image {positives_per_image:g}: the mean number '
+            f'of labels per image must be in [1, {len(classes)}] (the '
+            f'number of classes); an image cannot carry more labels than '
+            'there are classes')
     record = dict(method=method, classes=list(classes),
                   calibration_images=len(scores))
     if method in ('conformal', 'global'):
@@ -94,6 +168,15 @@ def calibrate(method: str,
                 'every one has unknown labels: set '
                 'val_dataloader.dataset.val_full_subset (see the user guide '
                 '"Validating without full labels")')
+        positives = (known[full] == 1).sum(0)
+        empty = [f'{classes[k]!r}' for k in np.flatnonzero(positives == 0)]
+        if empty:
+            raise CalibrationError(
+                f'--method f1: {len(empty)} of {len(classes)} classes have '
+                f'no positive among the {int(full.sum())} fully labelled '
+                f'validation images, so no threshold can be chosen for '
+                f'them: {", ".join(empty[:20])}. Label more validation '
+                'images fully, or use --method prior or conformal')
         thresholds, counts = f1_optimal_thresholds(scores[full],
                                                    known[full] == 1)
         record.update(calibration_images=int(full.sum()))
@@ -105,11 +188,10 @@ def calibrate(method: str,
 
 
 def save_thresholds(path: str, record: dict) -> None:
-    """Write a thresholds file (to a temporary file, then renamed)."""
-    os.makedirs(osp.dirname(osp.abspath(path)), exist_ok=True)
-    with open(path + '.tmp', 'w') as f:
-        json.dump(dict(format=FORMAT, **record), f, indent=1)
-    os.replace(path + '.tmp', path)
+    """Write a thresholds file atomically (a reader sees the old file or
+    the new one, whole)."""
+    write_atomically(json.dumps(dict(format=FORMAT, **record), indent=1),
+                     path)
 
 
 def load_thresholds(path: str) -> dict:
@@ -128,7 +210,8 @@ def load_thresholds(path: str) -> dict:
         raise ValueError(f'{path}: "classes" must list the class names')
     if 'topk' in record:
         topk = record['topk']
-        if not isinstance(topk, int) or not 1 <= topk <= len(classes):
+        if not isinstance(topk, int) or isinstance(topk, bool) or \
+                not 1 <= topk <= len(classes):
             raise ValueError(f'{path}: "topk" must be an integer in [1, '
                              f'{len(classes)}], got {topk!r}')
         return record
@@ -137,7 +220,8 @@ def load_thresholds(path: str) -> dict:
         raise ValueError(f'{path}: "thresholds" must hold one number per '
                          f'class ({len(classes)})')
     bad = [(c, t) for c, t in zip(classes, values)
-           if not isinstance(t, (int, float)) or math.isnan(t)
+           if not isinstance(t, (int, float)) or isinstance(t, bool)
+           or math.isnan(t)
            or not 0 <= t <= 1]
     if bad:
         raise ValueError(f'{path}: thresholds must be numbers in [0, 1]; '
@@ -146,22 +230,78 @@ def load_thresholds(path: str) -> dict:
     return record
 
 
-def check_fits(record: dict, path: str, classes: Sequence[str],
-               model: str) -> None:
-    """Refuse a thresholds file calibrated for other classes, naming the
-    file and the model."""
+def decision_differences(record: dict, identity: dict) -> List[str]:
+    """How the model a decision was calibrated for differs from the one of
+    ``identity`` (:func:`model_identity`) besides the classes, one line
+    each; empty when it fits."""
+    fits = record.get('fits') or {}
+    if not fits:
+        return ['it records no digest of the checkpoint it was calibrated '
+                'for (written before spml-mm recorded one), so nothing '
+                'shows it fits this model']
+    found = []
+    if fits.get('weights_sha256') != identity['weights_sha256']:
+        found.append(
+            f'weights: calibrated on {record.get("checkpoint", "?")} '
+            f'(weights {fits.get("weights_sha256")}), this checkpoint\'s '
+            f'weights are {identity["weights_sha256"]}')
+    if fits.get('model_sha256') != identity['model_sha256']:
+        found.append(
+            f'config: calibrated with {record.get("config", "?")}, whose '
+            'backbone, neck or data preprocessor differ from this config\'s'
+            f' (model {fits.get("model_sha256")}, here '
+            f'{identity["model_sha256"]})')
+    return found
+
+
+def check_fits(record: dict,
+               path: str,
+               identity: Union[dict, Sequence[str]],
+               model: str,
+               allow_other: bool = False) -> List[str]:
+    """Refuse a thresholds file calibrated for another model, naming the
+    file, the model and what differs.
+
+    Args:
+        record (dict): The file's content (:func:`load_thresholds`).
+        path (str): The file, for the messages.
+        identity (dict): The model's :func:`model_identity`.
+        model (str): The checkpoint, for the messages.
+        allow_other (bool): Apply a decision of other weights or another
+            config anyway (other classes stay refused).
+
+    Returns:
+        list[str]: Warnings to show: what differs, under ``allow_other``.
+
+    Raises:
+        ValueError: The file was calibrated for another model.
+    """
+    classes = identity['classes']
     theirs = record['classes']
-    if list(theirs) == list(classes):
-        return
-    if len(theirs) != len(classes):
-        what = f'{len(theirs)} classes, the model {len(classes)}'
-    else:
-        diff = [f'{k}: {a!r} / {b!r}'
-                for k, (a, b) in enumerate(zip(theirs, classes)) if a != b]
-        what = 'other classes (' + '; '.join(diff[:5]) + ')'
+    if list(theirs) != list(classes):
+        if len(theirs) != len(classes):
+            what = f'{len(theirs)} classes, the model {len(classes)}'
+        else:
+            diff = [f'{k}: {a!r} / {b!r}'
+                    for k, (a, b) in enumerate(zip(theirs, classes))
+                    if a != b]
+            what = 'other classes (' + '; '.join(diff[:5]) + ')'
+        raise ValueError(
+            f'{path} was calibrated for another model than {model}: the '
+            f'file has {what}; calibrate this model with '
+            'tools/calibrate.py')
+    found = decision_differences(record, identity)
+    if not found:
+        return []
+    if allow_other:
+        return [f'WARNING: deciding by {path}, calibrated for another model '
+                f'than {model} ({ALLOW_OTHER}): ' + '; '.join(found)]
     raise ValueError(
-        f'{path} was calibrated for another model than {model}: the file '
-        f'has {what}; calibrate this model with tools/calibrate.py')
+        f'{path} was calibrated for another model than {model}: ' +
+        '; '.join(found) + '. Calibrate this model with python '
+        f'tools/calibrate.py CONFIG {model}, decide by the head\'s thr with '
+        f'--thresholds none, or pass {ALLOW_OTHER} to decide by this file '
+        'anyway')
 
 
 def head_options(record: dict) -> dict:
@@ -182,12 +322,16 @@ def describe(record: dict, path: str) -> str:
     return f'{path} ({how}, on {record["calibration_images"]} images)'
 
 
-def apply_thresholds(cfg: Config, path: str, classes: Sequence[str],
-                     model: str) -> dict:
-    """Check a thresholds file against the model's classes and set the
-    config's head to decide by it; returns the file's content."""
+def apply_thresholds(cfg: Config,
+                     path: str,
+                     identity: dict,
+                     model: str,
+                     allow_other: bool = False) -> dict:
+    """Check a thresholds file against the model (:func:`check_fits`) and
+    set the config's head to decide by it; returns the file's content,
+    with the warnings of ``allow_other`` under ``'warnings'``."""
     record = load_thresholds(path)
-    check_fits(record, path, classes, model)
+    warnings = check_fits(record, path, identity, model, allow_other)
     options = head_options(record)
     head = MODELS.get(cfg.model.head.type)
     if 'thresholds' in options and not (
@@ -199,4 +343,61 @@ def apply_thresholds(cfg: Config, path: str, classes: Sequence[str],
             'use SPMLLinearClsHead')
     cfg.model.head.pop('thresholds', None)
     cfg.model.head.update(options)
-    return record
+    return dict(record, warnings=warnings)
+
+
+def decision_options(cfg_options: Optional[dict]) -> List[str]:
+    """The ``--cfg-options`` that set the head's decision themselves."""
+    return sorted(
+        f'{k}={v}' for k, v in (cfg_options or {}).items()
+        if k.startswith('model.head.') and k.split('.')[2] in DECISION_KEYS)
+
+
+def resolve_decision(cfg: Config,
+                     checkpoint: Union[str, dict],
+                     thresholds: Optional[str] = 'auto',
+                     allow_other: bool = False,
+                     cfg_options: Optional[dict] = None,
+                     identity: Optional[dict] = None,
+                     filename: Optional[str] = None) -> dict:
+    """The label-set decision a reader of ``checkpoint`` applies: the
+    thresholds file ``thresholds``, the one beside the checkpoint
+    (``'auto'``: :func:`default_thresholds_path`, when it exists) or the
+    head's own (``'none'`` or None); sets the config's head to decide by it.
+
+    The file must have been calibrated for this model (:func:`check_fits`:
+    its classes, weights and config), else it is refused, or, with
+    ``allow_other``, applied with a warning. A decision set by
+    ``--cfg-options`` (``cfg_options``: ``model.head.thr``, ``topk``,
+    ``thresholds``) together with a file is refused, naming both.
+
+    Returns:
+        dict: ``path`` (the file, or None), ``record`` (its content, or
+        None), ``line`` (what decides, for the log) and ``warnings``.
+    """
+    name = filename or (checkpoint if isinstance(checkpoint, str) else
+                        'the checkpoint')
+    path, where = thresholds, '--thresholds'
+    if path == 'auto':
+        found = default_thresholds_path(name)
+        path = found if osp.isfile(found) else None
+        where = 'beside the checkpoint'
+    elif path == 'none':
+        path = None
+    if path is None:
+        head = cfg.model.head
+        return dict(path=None, record=None, warnings=[],
+                    line=f'the head\'s (thr={head.get("thr", 0.5)}, '
+                    f'topk={head.get("topk")})')
+    given = decision_options(cfg_options)
+    if given:
+        raise ValueError(
+            f'--cfg-options {" ".join(given)} and the thresholds file '
+            f'{path} ({where}) both set the label-set decision: pass '
+            f'--thresholds none to decide by {" ".join(given)}, or leave '
+            'the option out to decide by the file')
+    if identity is None:
+        identity = model_identity(cfg, checkpoint)
+    record = apply_thresholds(cfg, path, identity, name, allow_other)
+    return dict(path=path, record=record, warnings=record['warnings'],
+                line=f'thresholds {describe(record, path)}')
