@@ -1,5 +1,6 @@
 """``--cfg-options KEY=VALUE`` as MMEngine parses it, spaces kept."""
 import argparse
+import re
 from typing import Any
 
 from mmengine.config import DictAction
@@ -15,6 +16,20 @@ def _next_comma(text: str) -> int:
     return len(text)
 
 
+#: A value MMEngine would keep as the string of an expression: a call of
+#: dict/list/tuple/set, or a dict literal.
+_EXPRESSION = re.compile(r'^(?:(?:dict|list|tuple|set)\s*\(.*\)|\{.*\})$',
+                         re.S)
+
+
+def _expression_error(val: str) -> ValueError:
+    return ValueError(
+        f'--cfg-options value {val} is an expression, which is not '
+        'parsed: set its keys one by one (KEY.SUBKEY=VALUE, '
+        'KEY.0.SUBKEY=VALUE in a list) or write it in a config that '
+        'inherits this one (_base_)')
+
+
 class ConfigOptionsAction(DictAction):
     """MMEngine's ``DictAction`` that keeps the spaces inside a value.
 
@@ -23,8 +38,10 @@ class ConfigOptionsAction(DictAction):
     on a folder the user never named. Here only the spaces around a value,
     its list elements and brackets are removed; lists and tuples
     (``[1, 2]``, ``a,b``, ``(1,[2,3])``), numbers, booleans and ``None``
-    parse as in MMEngine. An expression with a comma inside its brackets
-    (``dict(a=1, b=2)``), on which MMEngine's parser recursed until
+    parse as in MMEngine. An expression (``dict(a=1, b=2)``,
+    ``dict(type='ANLoss')``, ``[dict(type='X')]``, ``{'a': 1}``), which
+    MMEngine's parser kept as a string (the run then failed on it far from
+    the option) or, with a comma inside its brackets, recursed on until
     Python's limit, is refused with the ways to set it.
     """
 
@@ -36,6 +53,8 @@ class ConfigOptionsAction(DictAction):
         if is_bracketed:
             val = val[1:-1]
         elif ',' not in val:
+            if _EXPRESSION.match(val):
+                raise _expression_error(val)
             return DictAction._parse_int_float_bool(val)
         if val.count('(') != val.count(')') or \
                 val.count('[') != val.count(']'):
@@ -44,11 +63,7 @@ class ConfigOptionsAction(DictAction):
         if not is_bracketed and _next_comma(val) == len(val):
             # a comma inside a call such as dict(a=1, b=2): MMEngine's
             # parser recursed on it until Python's limit
-            raise ValueError(
-                f'--cfg-options value {val} is an expression, which is not '
-                'parsed: set its keys one by one (KEY.SUBKEY=VALUE, '
-                'KEY.0.SUBKEY=VALUE in a list) or write it in a config that '
-                'inherits this one (_base_)')
+            raise _expression_error(val)
         values = []
         while val.strip():
             end = _next_comma(val)

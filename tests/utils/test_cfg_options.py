@@ -50,10 +50,26 @@ def test_an_expression_is_refused_with_the_ways_to_set_it(value):
     limit (RecursionError, no word of the value)."""
     with pytest.raises(RecursionError):
         parse(DictAction, f'k={value}')
-    with pytest.raises(ValueError, match=r"dict\(type='Resize', scale=4\) "
-                       r'is an expression, which is not parsed: set its keys '
-                       r'one by one \(KEY.SUBKEY=VALUE'):
+    # the first expression of a list is named
+    with pytest.raises(ValueError, match=r"dict\(type='(Resize', scale=4|"
+                       r"LoadImageFromFile')\) is an expression, which is "
+                       r'not parsed: set its keys one by one \(KEY.SUBKEY=VALUE'):
         parse(ConfigOptionsAction, f'k={value}')
+
+
+@pytest.mark.parametrize('value', [
+    "dict(type='ANLoss')", "[dict(type='ANLoss')]", "{'type': 'ANLoss'}",
+    'dict()'])
+def test_an_expression_mmengine_keeps_as_a_string_is_refused(value):
+    """Without a comma MMEngine kept the expression as a string, and the run
+    failed later on it as a raw TypeError (issue 58)."""
+    kept = parse(DictAction, f'model.head.loss={value}')['model.head.loss']
+    assert 'ANLoss' in str(kept) or value == 'dict()'
+    with pytest.raises(ValueError, match=r'is an expression, which is not '
+                       r'parsed: set its keys one by one'):
+        parse(ConfigOptionsAction, f'model.head.loss={value}')
+    # a value that only holds brackets stays a string
+    assert parse(ConfigOptionsAction, 'a=run (dict) 2') == {'a': 'run (dict) 2'}
 
 
 def test_check_dataset_finds_a_data_root_with_spaces(tiny_demo, tmp_path,
