@@ -9,10 +9,11 @@ regime read it with ``LoadCachedFeatures`` and train only the classifier.
 Example:
     python tools/cache_features.py configs/an/efficientnet-lite0_proxy-voc.py
     # writes the config's feature_cache file, or --out FILE
+
+``--out`` is never the config, and replaces an existing file only when it
+is a feature cache or with ``--overwrite``; it is written atomically.
 """
 import argparse
-import os
-import os.path as osp
 import time
 
 import numpy as np
@@ -22,7 +23,8 @@ from mmengine.dataset import pseudo_collate
 from mmengine.registry import init_default_scope
 from mmengine.utils import ProgressBar
 
-from spml_mm.utils import add_cfg_options
+from spml_mm.utils import (add_cfg_options, atomic_output,
+                           check_output_file)
 
 
 @torch.no_grad()
@@ -56,11 +58,20 @@ def extract(cfg: Config, paths: list, batch_size: int,
                                       if mirror else None)
 
 
+def is_feature_cache(path: str) -> bool:
+    """Whether ``path`` is a feature cache this tool wrote."""
+    with np.load(path, allow_pickle=False) as found:
+        return {'images', 'features'} <= set(found.files)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('config', help='a config that trains on the images')
     parser.add_argument('--out', default=None,
                         help="defaults to the config's feature_cache")
+    parser.add_argument('--overwrite', action='store_true',
+                        help='replace an existing --out that is not a '
+                        'feature cache')
     parser.add_argument('--batch-size', type=int, default=64)
     parser.add_argument('--threads', type=int, default=None,
                         help='torch CPU threads (default: torch decides)')
@@ -74,15 +85,24 @@ def main():
     out = args.out or cfg.get('feature_cache')
     if out is None:
         parser.error('the config names no feature_cache: give --out')
+    try:
+        replacing = check_output_file(out, ('.npz', ), [args.config],
+                                      is_feature_cache, args.overwrite)
+    except ValueError as err:
+        parser.error(str(err))
     init_default_scope('mmpretrain')
     import spml_mm  # noqa: F401  (registers the SPML datasets and heads)
     start = time.time()
     from spml_mm.datasets.image_cache import config_image_paths
     paths = config_image_paths(cfg)
     features, flipped = extract(cfg, paths, args.batch_size)
-    os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
-    np.savez(out, images=np.array(paths), features=features.astype(np.float16),
-             features_flipped=flipped.astype(np.float16))
+    if replacing:
+        print(replacing)
+    with atomic_output(out) as partial:
+        with open(partial, 'wb') as f:
+            np.savez(f, images=np.array(paths),
+                     features=features.astype(np.float16),
+                     features_flipped=flipped.astype(np.float16))
     print(f'{len(paths)} images x {features.shape[1]} features (and their '
           f'mirror images) in {time.time() - start:.0f} s to {out}')
 

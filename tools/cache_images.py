@@ -12,14 +12,27 @@ Example:
     # writes <data_root>/image_cache/<key of the image list and steps>.npy
     python tools/train.py configs/an/efficientnet-lite0_proxy-voc.py \\
         --cfg-options <the options it prints>
+
+``--out`` must end with ``.npy`` and replaces an existing file only when it
+is an image cache (its index ``.json`` beside it) or with ``--overwrite``.
 """
 import argparse
+import json
+import os.path as osp
 import time
 
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
-from spml_mm.utils import add_cfg_options
+from spml_mm.utils import add_cfg_options, check_output_file
+
+
+def is_image_cache(path: str) -> bool:
+    """Whether ``path`` is an image cache this tool wrote (its index json
+    beside it)."""
+    with open(osp.splitext(path)[0] + '.json') as f:
+        index = json.load(f)
+    return {'steps', 'rows'} <= set(index)
 
 
 def main():
@@ -29,6 +42,9 @@ def main():
                         help='the cache .npy (default: '
                         '<data_root>/image_cache/<key>.npy, the key a hash '
                         'of the image list and the cached steps)')
+    parser.add_argument('--overwrite', action='store_true',
+                        help='replace an existing --out that is not an '
+                        'image cache')
     add_cfg_options(parser, 'train_dataloader.dataset.data_root=data/voc')
     args = parser.parse_args()
     cfg = Config.fromfile(args.config)
@@ -50,6 +66,13 @@ def main():
     paths = config_image_paths(cfg)
     out = args.out or default_cache_file(
         paths, steps, cfg.train_dataloader.dataset.data_root)
+    try:
+        replacing = check_output_file(out, ('.npy', ), [args.config],
+                                      is_image_cache, args.overwrite)
+    except ValueError as err:
+        parser.error(str(err))
+    if replacing:
+        print(replacing)
     build_image_cache(paths, steps, out)
     print(f'\n{len(paths)} images in {time.time() - start:.0f} s to {out}')
     print('with the GPU fast recipe: --cfg-options '

@@ -23,12 +23,13 @@ Example:
         --out checkpoints/efficientnet-lite0_timm.pth
 """
 import argparse
-import os
 import os.path as osp
 from collections import OrderedDict
 from typing import Dict, Optional
 
 import torch
+
+from spml_mm.utils import atomic_output, check_output_file
 
 #: timm's model that reproduces EfficientNet-Lite0
 TIMM_NAME = 'tf_efficientnet_lite0'
@@ -85,11 +86,17 @@ def convert(out: str, source: Optional[str] = None) -> Dict[str, int]:
         (f'backbone.timm_model.{name}', tensor)
         for name, tensor in converted.items()
         if not name.startswith('classifier.'))
-    os.makedirs(osp.dirname(osp.abspath(out)), exist_ok=True)
-    torch.save(dict(state_dict=state,
-                    meta=dict(source=osp.basename(source),
-                              timm_model=TIMM_NAME)), out)
+    with atomic_output(out) as partial:
+        torch.save(dict(state_dict=state,
+                        meta=dict(source=osp.basename(source),
+                                  timm_model=TIMM_NAME)), partial)
     return dict(shipped=len(shipped), written=len(state))
+
+
+def converted_by_tool(path: str) -> bool:
+    """Whether ``path`` is a checkpoint this tool converted."""
+    found = torch.load(path, map_location='cpu', weights_only=True)
+    return (found.get('meta') or {}).get('timm_model') == TIMM_NAME
 
 
 def main():
@@ -98,7 +105,17 @@ def main():
         '--out', default='checkpoints/efficientnet-lite0_timm.pth')
     parser.add_argument('--source', default=None,
                         help='the shipped .pth (default: the package file)')
+    parser.add_argument('--overwrite', action='store_true',
+                        help='replace an existing --out this tool did not '
+                        'write')
     args = parser.parse_args()
+    try:
+        replacing = check_output_file(args.out, ('.pth', ), [args.source],
+                                      converted_by_tool, args.overwrite)
+    except ValueError as err:
+        parser.error(str(err))
+    if replacing:
+        print(replacing)
     counts = convert(args.out, args.source)
     print(f'{counts["shipped"]} tensors read, {counts["written"]} written '
           f'(ImageNet classifier left out) to {args.out}')

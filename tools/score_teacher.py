@@ -51,7 +51,8 @@ from spml_mm.teacher.scorer import (DEFAULT_PROMPTS, RAM_NOT_YET,
                                     load_teacher_config)
 from spml_mm.teacher.scoring import (identity_differences, paths_sha256,
                                      run_identity, score_images)
-from spml_mm.utils import ConfigOptionsAction, add_cfg_options
+from spml_mm.utils import (ConfigOptionsAction, OutputFileError,
+                           add_cfg_options, check_output_file)
 
 SOURCES = ('file', 'model', 'clip', 'ram')
 #: identity keys of the images scored: a file of a superset of the images
@@ -420,6 +421,17 @@ def main(argv=None) -> int:
     dataset = training_dataset(cfg)
     img_paths, classes = dataset_image_paths(dataset), dataset_classes(dataset)
     out = args.out or default_out(cfg, dataset, args)
+    try:
+        # an input is never written over; an existing file is reused or
+        # refused below (reuse), replaced only with --overwrite
+        check_output_file(
+            out, ('.npz', ),
+            [args.config, args.scores, args.img_paths, args.classes,
+             args.checkpoint, args.teacher_config, args.feature_cache],
+            written_by_tool=lambda _: True, overwrite=args.overwrite)
+    except OutputFileError as err:
+        print(f'error: {err}', file=sys.stderr)
+        return 1
     if config_label_bank(cfg).get('type') == 'DAMPLabelBank' and \
             not args.crops and args.source != 'file':
         print(f'error: {args.config} trains with DAMP, which reads crop '

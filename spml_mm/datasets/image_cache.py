@@ -252,6 +252,39 @@ class LoadCachedImage(BaseTransform):
         results.update({k: _restored(v) for k, v in entry['results'].items()})
         return results
 
+    def check(self, img_paths: Sequence[str]) -> None:
+        """Refuse, before training, what :meth:`transform` would refuse at
+        the first batch that meets it: a missing cache, a cache of other
+        steps, images it does not hold or that changed since it was
+        written (all of them counted, the first named)."""
+        images, index, rows = load_image_cache(self.cache_file)
+        rebuild = ('; write the cache again with python '
+                   'tools/cache_images.py CONFIG --out ' + self.cache_file)
+        if index['steps'] != self.steps:
+            raise ValueError(
+                f'image cache {self.cache_file} holds the steps '
+                f'{index["steps"]}, the pipeline replaces {self.steps}'
+                + rebuild)
+        missing, changed = [], []
+        for path in img_paths:
+            row = rows.get(osp.normpath(path))
+            if row is None:
+                missing.append(path)
+            elif file_stamp(path) != index['rows'][row]['stamp']:
+                changed.append(path)
+        if missing or changed:
+            found = []
+            if missing:
+                found.append(f'{len(missing)} images are not in it (first: '
+                             f'{missing[0]})')
+            if changed:
+                found.append(f'{len(changed)} changed since it was written '
+                             f'(first: {changed[0]})')
+            raise ValueError(
+                f'image cache {self.cache_file} is stale for the '
+                f'{len(img_paths)} images of the dataset: '
+                + '; '.join(found) + rebuild)
+
     def __repr__(self) -> str:
         return (f'{type(self).__name__}(cache_file={self.cache_file!r}, '
                 f'steps={self.steps})')

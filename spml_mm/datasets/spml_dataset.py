@@ -293,9 +293,17 @@ class SPMLDataset(MultiLabelDataset):
                 observed = observe_uniform(labels, self.num_pos,
                                            self.num_neg, self.observe_seed)
             elif observed.shape != labels.shape:
+                obs_file = self._interchange_path(
+                    f'formatted_{official}_labels_obs.npy', must_exist=False)
                 raise ValueError(
-                    f'{type(self).__name__}: observed labels of shape '
-                    f'{observed.shape} do not match labels {labels.shape}.')
+                    f'{type(self).__name__}: {obs_file} holds observed '
+                    f'labels of shape {observed.shape}, which do not match '
+                    f'the labels {labels.shape} of formatted_{official}_'
+                    'labels.npy: it is stale (left from another version of '
+                    'the data). Write it again with the tool that made the '
+                    'data (tools/prepare_spml.py, tools/make_demo_data.py), '
+                    'or remove it to draw the observations from the labels '
+                    '(num_pos, observe_seed).')
             train_idx, val_idx = split_train_val(
                 len(images), self.val_frac, self.split_seed)
             keep = train_idx if self.split == 'train' else val_idx

@@ -156,6 +156,13 @@ def rewrite_command(path: str,
     return command
 
 
+def bound_path(path: str) -> str:
+    """Where a score file bound to its images (``--source file --scores
+    PATH``) goes: beside it, never over it (an input is not written)."""
+    stem, ext = osp.splitext(path)
+    return f'{stem}_bound{ext or ".npz"}'
+
+
 def _check_scores(name: str, values: np.ndarray, where: str) -> None:
     """Refuse non-finite values and values outside [0, 1]."""
     finite = np.isfinite(values)
@@ -344,9 +351,10 @@ def check_fingerprints(table: dict, path: str, img_paths: Sequence[str],
             f'them), so nothing shows that {what} holds the images it '
             'scored rather than others at the same paths. Score the images '
             f'again with {rewrite_command(path, meta)}; or, if they are the '
-            'very images it scored, bind the file to them with python '
+            'very images it scored, bind a copy to them with python '
             f'tools/score_teacher.py CONFIG --source file --scores {path} '
-            f'--out {path} --overwrite')
+            f'--out {bound_path(path)} and train with --cfg-options '
+            f'model.head.label_bank.score_file={bound_path(path)}')
     now = image_fingerprints(img_paths, data_root)
     then = [table['img_fingerprints'][r] for r in rows]
     changed = [k for k, (a, b) in enumerate(zip(then, now)) if a != b]

@@ -7,10 +7,12 @@ same way as a script (``python tools/train.py``), from an installed package
 (``spml_mm/.mim/tools``) and when a test loads them from their file.
 """
 import argparse
+import logging
 import os
 import os.path as osp
 
 from mmengine.config import Config
+from mmengine.logging import print_log
 from mmengine.device import get_device
 from mmengine.registry import RUNNERS
 from mmengine.runner import Runner
@@ -97,6 +99,21 @@ def check_runner_setup(cfg: Config, mode: str) -> None:
         runner_type, 'check_machine', None)
     if check_machine is not None:
         check_machine(cfg)
+    gpu_fast = {k: v for k, v in (cfg.get('gpu_fast') or {}).items()
+                if v is not None}
+    runner_class = RUNNERS.get(runner_type) if isinstance(
+        runner_type, str) else runner_type
+    if gpu_fast and not any(
+            getattr(c, '__name__', '') == 'SPMLGPUFastRunner'
+            for c in getattr(runner_class, '__mro__', ())):
+        print_log(
+            f'gpu_fast ({", ".join(f"{k}={v!r}" for k, v in gpu_fast.items())}'
+            f') is ignored: only the GPU fast recipe\'s runner reads it, and '
+            f'this config\'s runner is {runner_type or "Runner"}. Add '
+            "'spml_mm::_base_/runtime_gpu_fast.py' to the config's _base_ "
+            '(a CUDA GPU), or, for an image cache on this runner, pass the '
+            '--cfg-options that tools/cache_images.py prints.',
+            logger='current', level=logging.WARNING)
     kind = str((cfg.get('optim_wrapper') or {}).get('type', ''))
     if mode == 'train' and 'AmpOptimWrapper' in kind and get_device() in (
             'cpu', 'mps'):

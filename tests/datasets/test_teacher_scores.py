@@ -271,9 +271,13 @@ def test_a_file_without_fingerprints_refused(dataset, tmp_path):
         f'{dataset.data_root}) holds the images it scored rather than '
         'others at the same paths. Score the images again with python '
         f'tools/score_teacher.py cfg.py --out {path} --overwrite; or, if '
-        'they are the very images it scored, bind the file to them with '
+        'they are the very images it scored, bind a copy to them with '
         'python tools/score_teacher.py CONFIG --source file --scores '
-        f'{path} --out {path} --overwrite')
+        f'{path} --out {tmp_path / "old_bound.npz"} and train with '
+        '--cfg-options model.head.label_bank.score_file='
+        f'{tmp_path / "old_bound.npz"}')
+    # the binding advice never writes over the file it reads (issue 58)
+    assert f'--scores {path} --out {path}' not in str(err.value)
 
 
 @pytest.mark.parametrize('content,problem', [

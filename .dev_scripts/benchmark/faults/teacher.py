@@ -168,8 +168,8 @@ def teacher_without_fingerprints(bench):
     return ('a teacher score file without image fingerprints (an earlier '
             'version\'s)', 'refused: "old.npz records no image fingerprints '
             '..."; names the command that scores again and the one that '
-            'binds the file to the images (--source file --scores old.npz '
-            '--overwrite)' if result == 'clear error' else message[:130],
+            'binds a copy to the images (--source file --scores old.npz '
+            '--out old_bound.npz)' if result == 'clear error' else message[:130],
             result)
 
 

@@ -101,6 +101,10 @@ class SPMLPreflightHook(Hook):
        labels ``spml/mAP``, on observed labels ``spml/mAP_observed``
        (``spml/mAP_annotated`` where observed negatives give one).
 
+    Before these, every image cache a loader reads (``LoadCachedImage``)
+    is checked against its dataset's image files (a stale cache is refused
+    here rather than at the first batch that meets it).
+
     The checks of the machine (``runner_type`` resolves, the GPU fast
     recipe and mixed precision need CUDA) run earlier, before the runner is
     built (``tools/train.py``, ``SPMLGPUFastRunner``).
@@ -128,6 +132,7 @@ class SPMLPreflightHook(Hook):
 
     def before_train(self, runner) -> None:
         start = time.perf_counter()
+        self._check_image_caches(runner)
         monitored = monitored_keys(runner)
         loop = runner.val_loop
         if loop is None:
@@ -160,6 +165,32 @@ class SPMLPreflightHook(Hook):
             + (f', checked on {self.sanity_batches} batches'
                if self.sanity_batches else '')
             + f' ({time.perf_counter() - start:.1f} s).')
+
+    @staticmethod
+    def _check_image_caches(runner) -> None:
+        """Every image cache a loader reads (``LoadCachedImage``) holds its
+        dataset's images as they are now (refused here, naming the
+        command that writes it again, rather than at the first batch that
+        meets a stale image)."""
+        loaders = [runner.train_dataloader]
+        loop = runner.val_loop
+        if loop is not None and hasattr(loop, 'dataloader'):
+            loaders.append(loop.dataloader)
+        for loader in loaders:
+            dataset = getattr(loader, 'dataset', None)
+            while dataset is not None and not hasattr(dataset, 'pipeline') \
+                    and hasattr(dataset, 'dataset'):
+                dataset = dataset.dataset  # a dataset wrapper
+            transforms = getattr(getattr(dataset, 'pipeline', None),
+                                 'transforms', [])
+            cached = [t for t in transforms if callable(
+                getattr(t, 'check', None)) and hasattr(t, 'cache_file')]
+            if not cached:
+                continue
+            paths = [dataset.get_data_info(i)['img_path']
+                     for i in range(len(dataset))]
+            for transform in cached:
+                transform.check(paths)
 
     def _sanity(self, runner, loop) -> List[Optional[List[str]]]:
         """Run the sanity batches; each metric's keys on them (None for a
