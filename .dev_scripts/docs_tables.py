@@ -817,8 +817,52 @@ NO_JSON = {
     'the record of the outcomes',
     'docs/results/multiview.md': 'typed from benchmark.multiview\'s '
     'printout, which writes no json',
-    'docs/results/label_bank_update.md': 'benchmark.label_bank --md; '
-    'its --json of the run was not kept',
+}
+
+
+def _label_bank_update_problem(repo: str, rel: str,
+                               text: str) -> Optional[str]:
+    """docs/results/label_bank_update.md prints, in its bank table, the
+    "before" column of docs/results/label_bank_update_before.json (the
+    run's own --json, the "now" column, was not kept): each before number
+    and the before run's source are checked against that json."""
+    from benchmark.label_bank import BANK_COLUMNS
+    path = osp.join(repo, 'docs', 'results', 'label_bank_update_before.json')
+    try:
+        before = _json(path)
+    except (OSError, ValueError) as e:
+        return f'{rel}: cannot read {path} ({type(e).__name__}: {e})'
+    how = ('written by PYTHONPATH=.dev_scripts python -m benchmark.label_bank '
+           '--before docs/results/label_bank_update_before.json --md ...')
+    if f'*before*: {before["source"]}' not in text:
+        return (f'{rel}: does not name the before run of its json '
+                f'({before["source"]!r}; {how})')
+    banks = {r['name']: r for r in before['banks']}
+    rows = [line.split('|')[1:-1] for line in text.splitlines()
+            if line.startswith('| ') and line.split('|')[1].strip() in banks]
+    if len(rows) != len(banks):
+        return (f'{rel}: shows {len(rows)} of the {len(banks)} banks of its '
+                f'json ({", ".join(banks)}; {how})')
+    for cells in rows:
+        bank = banks[cells[0].strip()]
+        for (key, title), cell in zip(BANK_COLUMNS, cells[1:]):
+            old = bank.get(key)
+            if old is None:
+                shown = '->' not in cell
+                expected = 'none'
+            else:
+                expected = f'{old[1]:.3f}'
+                shown = cell.strip().startswith(expected + ' -> ')
+            if not shown:
+                return (f'{rel}: {bank["name"]}, {title}: {cell.strip()!r}, '
+                        f'its json\'s before is {expected} ({how})')
+    return None
+
+
+#: pages that show some of a json's numbers beside others it did not keep:
+#: each checked against what it shows of the json
+PARTIAL_JSON: Dict[str, Callable[[str, str, str], Optional[str]]] = {
+    'docs/results/label_bank_update.md': _label_bank_update_problem,
 }
 
 
@@ -850,6 +894,8 @@ def tool_page_problem(repo: str, rel: str, text: str) -> Optional[str]:
     renders to (or why nothing checks it); None where it matches."""
     if rel in NO_JSON:
         return None
+    if rel in PARTIAL_JSON:
+        return PARTIAL_JSON[rel](repo, rel, text)
     found = next(((render, how) for pattern, render, how in TOOL_PAGES
                   if fnmatch(rel, pattern)), None)
     if found is None:

@@ -362,3 +362,25 @@ def test_the_generators_record_what_the_pages_render(tmp_path, monkeypatch):
         (labels.sum(1) - 1).mean() / 9)
     assert proxy['protocol']['test'] == 23 and proxy['seconds'] > 0
     assert proxy['command'].endswith(f'--record {record}')
+
+
+def test_label_bank_update_page_is_checked_against_its_before_json(tmp_path):
+    """label_bank_update.md prints the "before" column of
+    label_bank_update_before.json: a change of that json is named (it was
+    exempted as having no json, and --check matched every number)."""
+    rel = 'docs/results/label_bank_update.md'
+    with open(osp.join(REPO, rel)) as f:
+        page = f.read()
+    assert rel not in docs_tables.NO_JSON
+    assert docs_tables.tool_page_problem(REPO, rel, page) is None
+    folder = tmp_path / 'docs' / 'results'
+    folder.mkdir(parents=True)
+    with open(osp.join(REPO, 'docs', 'results',
+                       'label_bank_update_before.json')) as f:
+        before = json.load(f)
+    before['banks'][0]['update'][1] += 0.1
+    (folder / 'label_bank_update_before.json').write_text(json.dumps(before))
+    problem = docs_tables.tool_page_problem(str(tmp_path), rel, page)
+    assert f"{before['banks'][0]['name']}, APL update: " in problem
+    assert f"its json's before is {before['banks'][0]['update'][1]:.3f}" \
+        in problem
