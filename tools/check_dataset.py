@@ -18,7 +18,8 @@ as training would (missing, another class list, images it lacks or that
 changed since it was written, no crop scores for DAMP), and checks every
 image file once (missing, unreadable, empty; with ``--decode`` also
 undecodable).
-Prints one line per problem and per warning with file and row, and exits
+Prints what each layout's reader found (counts; for ImageNet the ReaL rows
+matched to local images and those left out), then one line per problem and per warning with file and row, and exits
 with status 1 if there is any problem.
 """
 import argparse
@@ -124,9 +125,11 @@ def unique(lines):
     return list(dict.fromkeys(line for line in lines if line))
 
 
-def check(cfg, decode=False):
+def check(cfg, decode=False, notes=None):
     """Every problem and warning of the config's datasets, one line each,
-    and the number of classes of each split built."""
+    and the number of classes of each split built; ``notes`` (a list)
+    receives what each layout's reader found (e.g. ImageNet's counts and
+    the ReaL rows matched and left out)."""
     init_default_scope(cfg.get('default_scope', 'mmpretrain'))
     problems, warnings, classes, splits = [], [], {}, {}
     checked = set()
@@ -139,6 +142,9 @@ def check(cfg, decode=False):
         if dataset is None:
             continue
         classes[split] = len(dataset.metainfo.get('classes') or ())
+        if notes is not None:
+            notes += [f'{split} dataset: {note}'
+                      for note in getattr(dataset, 'layout_notes', ())]
         splits[split] = infos_of(dataset)
         found, warned = duplicate_findings(
             f'{split} dataset ({type(dataset).__name__})', splits[split])
@@ -172,7 +178,10 @@ def main(argv=None):
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
-    problems, warnings, classes = check(cfg, args.decode)
+    notes = []
+    problems, warnings, classes = check(cfg, args.decode, notes)
+    for line in notes:
+        print(line)
     for line in problems:
         print(line)
     for line in warnings:
