@@ -1,8 +1,15 @@
 """Choose a trained model's label-set thresholds on its validation split,
 without full labels, and write them beside the checkpoint.
 
+    python tools/calibrate.py CONFIG CHECKPOINT
     python tools/calibrate.py CONFIG CHECKPOINT --positives-per-image 2.1
     python tools/calibrate.py CONFIG CHECKPOINT --method conformal --alpha 0.1
+
+By default each class is predicted on the share of images its prior says
+(``prior``), with the mean number of labels per image given
+(``--positives-per-image``) or, without it, estimated from the scores and
+the observed positives, which the tool prints (``estimated labels per
+image``, and each class's prior) and records.
 
 Scores the validation split (``val_dataloader``) and calibrates on the
 labels a single-positive protocol observes there (``val_labels='observed'``:
@@ -31,6 +38,7 @@ from spml_mm.apis import (METHODS, calibrate, default_thresholds_path,
 from spml_mm.apis.model import resolve_device
 from spml_mm.apis.thresholds import FORMAT
 from spml_mm.evaluation import CalibrationError
+from spml_mm.evaluation.calibration import impossible_priors
 from spml_mm.utils import (DamagedCheckpointError, add_cfg_options,
                            check_output_file, json_with_format,
                            load_checkpoint_safely)
@@ -42,16 +50,18 @@ def parse_args(argv=None):
     parser.add_argument('checkpoint', help='checkpoint file')
     parser.add_argument(
         '--method', choices=METHODS,
-        help='how the decision is chosen (default: prior when '
-        '--positives-per-image is given, else conformal; the label-sets '
-        'results page compares them)')
+        help='how the decision is chosen (default: prior, with '
+        '--positives-per-image or its estimate; the label-sets results page '
+        'compares them)')
     parser.add_argument(
         '--alpha', type=float, default=0.1,
         help='conformal and global: share of observed positives allowed '
         'below the threshold, in (0, 1) (default 0.1: recall >= 90%%)')
     parser.add_argument(
         '--positives-per-image', type=float,
-        help='prior and topk: the mean number of labels per image')
+        help='prior and topk: the mean number of labels per image '
+        '(default: estimated from the validation scores and observed '
+        'positives)')
     parser.add_argument('--out', help='the thresholds file (default: '
                         '<checkpoint>_thresholds.json); never an input, nor '
                         'an existing file other than a thresholds file '
@@ -64,9 +74,8 @@ def parse_args(argv=None):
     add_cfg_options(parser, 'val_dataloader.batch_size=64')
     args = parser.parse_args(argv)
     if args.method is None:
-        args.method = 'conformal' if args.positives_per_image is None \
-            else 'prior'
-    if args.method in ('conformal', 'global') and not 0 < args.alpha < 1:
+        args.method = 'prior'
+    if not 0 < args.alpha < 1:
         parser.error(f'--alpha must be in (0, 1), got {args.alpha}')
     if args.positives_per_image is not None and not (
             args.positives_per_image >= 1):
@@ -85,10 +94,6 @@ def main(argv=None):
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
     cfg.model.head.pop('thresholds', None)
-    if args.method in ('prior', 'topk') and args.positives_per_image is None:
-        sys.exit(f'--method {args.method} needs --positives-per-image M, the '
-                 'mean number of labels per image of your data (single '
-                 'positives do not tell it)')
     num_classes = cfg.model.head.num_classes
     if args.positives_per_image is not None and \
             args.positives_per_image > num_classes:
@@ -127,13 +132,33 @@ def main(argv=None):
     if replacing:
         print(replacing)
     save_thresholds(out, record)
-    print(f'\n{"class":<20} {"threshold":>9} {"positives":>9}')
+    priors = record.get('estimated_priors')
+    if priors is not None:
+        print('estimated labels per image: '
+              f'{record["estimated_positives_per_image"]:.2f} (from the '
+              'scores and observed positives; --positives-per-image M '
+              'to give it)')
+        bad = impossible_priors(np.array(priors), split['known'])
+        if bad.any():
+            names = [record['classes'][k] for k in np.flatnonzero(bad)]
+            print(f'WARNING: the estimate is too high: for {len(names)} '
+                  'classes the scores rank too few positives above the '
+                  'negatives to tell the prior, which reached the most '
+                  f'any label set allows ({", ".join(names[:10])}); give '
+                  '--positives-per-image M from your data\'s description')
+    print(f'\n{"class":<20} {"threshold":>9} {"positives":>9}' +
+          ('' if priors is None else f' {"est. prior":>10}'))
     if 'topk' in record:
+        if priors is not None:
+            for c, p in zip(record['classes'], priors):
+                print(f'{c:<20} {"":>9} {"":>9} {p:>10.3f}')
         print(f'every image: its {record["topk"]} highest-scoring classes')
     else:
-        for c, t, n in zip(record['classes'], record['thresholds'],
-                           record['positives']):
-            print(f'{c:<20} {t:>9.4f} {n:>9d}')
+        for k, (c, t, n) in enumerate(
+                zip(record['classes'], record['thresholds'],
+                    record['positives'])):
+            print(f'{c:<20} {t:>9.4f} {n:>9d}' +
+                  ('' if priors is None else f' {priors[k]:>10.3f}'))
         kind = 'fully labelled' if args.method == 'f1' else 'observed'
         print(f'{np.sum(record["positives"])} {kind} positives on '
               f'{record["calibration_images"]} validation images')

@@ -26,6 +26,7 @@ from mmpretrain.registry import MODELS
 
 from spml_mm.evaluation.calibration import (CalibrationError,
                                             conformal_thresholds,
+                                            estimate_positives_per_image,
                                             f1_optimal_thresholds,
                                             global_conformal_threshold,
                                             prior_thresholds)
@@ -125,19 +126,24 @@ def calibrate(method: str,
         classes (Sequence[str]): The class names.
         alpha (float): Miss rate of ``'conformal'`` and ``'global'``.
         positives_per_image (float, optional): The mean number m of labels
-            per image, which ``'prior'`` and ``'topk'`` need.
+            per image, which ``'prior'`` and ``'topk'`` need; without it they
+            estimate it from the scores and observed positives
+            (``spml_mm.evaluation.estimate_positives_per_image``) and
+            record the estimate and each class's prior
+            (``estimated_positives_per_image``, ``estimated_priors``).
 
     Returns:
         dict: The thresholds file's content (without ``format``).
     """
     if method not in METHODS:
         raise ValueError(f'method must be one of {METHODS}, got {method!r}')
+    estimated = {}
     if method in ('prior', 'topk') and positives_per_image is None:
-        raise ValueError(
-            f'--method {method} needs the mean number of labels per image '
-            '(--positives-per-image M): it is not known from single '
-            'positives; take it from your data\'s description or a few '
-            'fully labelled images')
+        # m is not known from single positives: estimated from the scores
+        m, priors = estimate_positives_per_image(scores, known, classes)
+        estimated = dict(estimated_positives_per_image=m,
+                         estimated_priors=[float(p) for p in priors])
+        positives_per_image = m
     if positives_per_image is not None and not (
             1 <= positives_per_image <= len(classes)):
         raise ValueError(
@@ -146,7 +152,7 @@ def calibrate(method: str,
             f'number of classes); an image cannot carry more labels than '
             'there are classes')
     record = dict(method=method, classes=list(classes),
-                  calibration_images=len(scores))
+                  calibration_images=len(scores), **estimated)
     if method in ('conformal', 'global'):
         fn = conformal_thresholds if method == 'conformal' else \
             global_conformal_threshold

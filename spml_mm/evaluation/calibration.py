@@ -15,6 +15,10 @@ predicted for an image when ``s_k >= t_k``.
 - :func:`prior_thresholds`: each class predicted on the share of images its
   prior says, the prior estimated from the observed positives and the mean
   number of positives per image m.
+- :func:`estimate_class_priors` and :func:`estimate_positives_per_image`:
+  each class's prior, and m, estimated from the observed positives and the
+  scores alone (top-bin mixture proportion estimation), for when m is not
+  known.
 - :func:`f1_optimal_thresholds`: per class, the threshold of best F1 on
   fully labelled images (the reference the others are measured against).
 """
@@ -135,6 +139,107 @@ def class_priors(observed: np.ndarray,
                          f'per image) must be >= 1, got {positives_per_image}')
     rate = (observed == 1).sum(0) / len(observed)
     return np.clip(positives_per_image * rate, 0, 1)
+
+
+def estimate_class_priors(scores: np.ndarray,
+                          observed: np.ndarray,
+                          classes: Sequence[str] = None,
+                          gamma: float = 0.01,
+                          delta: float = 0.1) -> np.ndarray:
+    """Each class's prior pi_k (the share of images that carry class k),
+    estimated from the scores and the observed positives, without a full
+    label: top-bin mixture proportion estimation (the "best bin
+    estimation" of Garg et al., NeurIPS 2021), one class at a time.
+
+    The scores of class k over all N images are a mixture: a share pi_k of
+    positives, the rest negatives. The images that observe class k are a
+    sample of its positives. Above any threshold t, the share of all images
+    u(t) is at least pi_k times the share of observed positives p(t), with
+    equality where only positives score (the top bin, if the model ranks
+    some positives above every negative): u(t) / p(t) >= pi_k. The
+    estimate is u / p at the threshold that minimises the upper confidence
+    bound ``u / p + (1 + gamma) (e_N + e_n) / p`` (e_x = sqrt(log(4 /
+    delta) / 2x), the finite-sample deviations of u over N images and of p
+    over the class's n_k observed positives): a high threshold, where the
+    bin is pure, but one with enough positives above it to be measured.
+    Each estimate is then kept within [n_k / N, min(1, C n_k / N)]: every
+    observed positive is a positive, and no image has more than C labels,
+    so a class is observed on at least 1 / C of its positives (an estimate
+    at that upper bound is certainly wrong: see :func:`impossible_priors`).
+
+    The observed positive of an image is drawn among its labels, so it is
+    not a uniform sample of the class's positives (an image with few labels
+    is observed for each of them more often). That matters only in so far
+    as the class's scores differ between images with few and many labels;
+    the bias is measured on the label-sets results page. Where the model
+    ranks no positives above its negatives (a weak model, a rare class
+    among many), u / p stays above pi_k everywhere and the estimate is too
+    high.
+
+    Args:
+        scores (np.ndarray): Scores (N, C) of the calibration images.
+        observed (np.ndarray): Their observed labels (N, C), 1 at an observed
+            positive (other values are ignored).
+        classes (Sequence[str], optional): Class names for messages.
+        gamma (float): Weight of the confidence term (the paper's 0.01).
+        delta (float): Its confidence level (the paper's 0.1).
+
+    Returns:
+        np.ndarray: The estimated priors (C,).
+
+    Raises:
+        CalibrationError: A class has no observed positive; every such class
+            is named.
+    """
+    _check(scores, observed)
+    positive = observed == 1
+    counts = positive.sum(0)
+    classes = classes or [str(k) for k in range(len(counts))]
+    _too_few(classes, counts, 1, 'its prior cannot be estimated')
+    num = len(scores)
+    priors = np.empty(scores.shape[1])
+    for k in range(scores.shape[1]):
+        order = np.argsort(-scores[:, k], kind='stable')
+        ranked = scores[order, k]
+        above = np.arange(1, num + 1) / num
+        found = np.cumsum(positive[order, k]) / counts[k]
+        # a threshold keeps every image scoring at least it: cut only after
+        # the last of equal scores, and where an observed positive is above
+        cut = np.r_[ranked[1:] != ranked[:-1], True] & (found > 0)
+        slack = (np.sqrt(np.log(4 / delta) / (2 * num)) +
+                 np.sqrt(np.log(4 / delta) / (2 * counts[k])))
+        bound = np.full(num, np.inf)
+        bound[cut] = (above[cut] + (1 + gamma) * slack) / found[cut]
+        best = int(np.argmin(bound))
+        priors[k] = above[best] / found[best]
+    rate = counts / num
+    return np.clip(priors, rate, np.minimum(1, len(counts) * rate))
+
+
+def impossible_priors(priors: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """The classes (a bool mask) whose estimated prior reached C times
+    their observed rate n_k / N, the most any label distribution allows
+    (each image's positive is drawn among at most C labels): the scores
+    did not rank enough of the class's positives above its negatives, and
+    the estimate of m that sums the priors is too high."""
+    rate = (observed == 1).sum(0) / len(observed)
+    bound = np.minimum(1, len(rate) * rate)
+    return (priors >= bound - 1e-12) & (bound < 1)
+
+
+def estimate_positives_per_image(
+        scores: np.ndarray,
+        observed: np.ndarray,
+        classes: Sequence[str] = None) -> Tuple[float, np.ndarray]:
+    """m, the mean number of labels per image, estimated without a full
+    label: the sum of the estimated class priors
+    (:func:`estimate_class_priors`), kept within [1, C].
+
+    Returns:
+        tuple[float, np.ndarray]: m and the class priors (C,).
+    """
+    priors = estimate_class_priors(scores, observed, classes)
+    return float(np.clip(priors.sum(), 1, len(priors))), priors
 
 
 def prior_thresholds(scores: np.ndarray,

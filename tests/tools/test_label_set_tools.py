@@ -150,6 +150,34 @@ def test_calibrate_then_predict_and_test(trained, tmp_path):
     np.testing.assert_allclose(onnx_scores, test_scores, atol=1e-5)
 
 
+def test_calibrate_estimates_labels_per_image(trained, tmp_path):
+    # nothing but the config and checkpoint: class-prior matching with m
+    # estimated from the validation scores and observed positives, printed
+    # with each class's prior and recorded
+    root, options, checkpoint = trained
+    out_file = str(tmp_path / 'estimated.json')
+    out = tool('tools/calibrate.py', CONFIG, checkpoint, '--out', out_file,
+               *options).stdout
+    with open(out_file) as f:
+        record = json.load(f)
+    m = record['estimated_positives_per_image']
+    assert record['method'] == 'prior' and record['positives_per_image'] == m
+    assert f'estimated labels per image: {m:.2f}' in out
+    assert 1 <= m <= 10 and len(record['estimated_priors']) == 10
+    for c, p in zip(record['classes'], record['estimated_priors']):
+        assert re.search(rf'^{c} .* {p:.3f}$', out, re.M)
+    _, observed = val_observed(root)
+    assert record['positives'] == observed.sum(0).tolist()
+    # --positives-per-image still overrides the estimate
+    out = tool('tools/calibrate.py', CONFIG, checkpoint, '--out', out_file,
+               '--positives-per-image', '2', *options).stdout
+    assert 'estimated labels per image' not in out
+    with open(out_file) as f:
+        record = json.load(f)
+    assert record['positives_per_image'] == 2
+    assert 'estimated_positives_per_image' not in record
+
+
 def test_inferencer_from_python(trained):
     from spml_mm.apis import SPMLInferencer
     root, _, checkpoint = trained
@@ -168,8 +196,9 @@ def test_inferencer_from_python(trained):
 def test_bad_inputs_are_named(trained, tmp_path):
     root, options, checkpoint = trained
     # too few observed positives: every short class named, nothing written
-    out = tool('tools/calibrate.py', CONFIG, checkpoint, '--alpha', '0.05',
-               '--out', str(tmp_path / 't.json'), *options, check=False)
+    out = tool('tools/calibrate.py', CONFIG, checkpoint, '--method',
+               'conformal', '--alpha', '0.05', '--out',
+               str(tmp_path / 't.json'), *options, check=False)
     assert out.returncode != 0
     assert re.search(r'classes have fewer than 19 observed positives.*'
                      r"'\d' \(\d+\)", out.stderr)
@@ -177,9 +206,6 @@ def test_bad_inputs_are_named(trained, tmp_path):
     out = tool('tools/calibrate.py', CONFIG, checkpoint, '--alpha', '1.5',
                check=False)
     assert 'alpha must be in (0, 1)' in out.stderr
-    out = tool('tools/calibrate.py', CONFIG, checkpoint, '--method', 'prior',
-               *options, check=False)
-    assert '--positives-per-image' in out.stderr
 
     # a thresholds file of another model, or with bad values
     other = dict(format='spml-mm thresholds 1', method='conformal',
