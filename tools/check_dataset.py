@@ -19,8 +19,9 @@ changed since it was written, no crop scores for DAMP), and checks every
 image file once (missing, unreadable, empty; with ``--decode`` also
 undecodable).
 Prints what each layout's reader found (counts; for ImageNet the ReaL rows
-matched to local images and those left out), then one line per problem and per warning with file and row, and exits
-with status 1 if there is any problem.
+matched to local images and those left out), then one line per problem
+and per warning with file and row, and exits with status 1 if there is any
+problem.
 """
 import argparse
 import sys

@@ -27,6 +27,7 @@ train_pipeline = [
     dict(type='PackInputs', algorithm_keys=('gt_label_full', 'gt_label_neg')),
 ]
 data_preprocessor = dict(num_classes=num_classes)
-train_dataloader = dict(batch_size=16, dataset=dict(l48, pipeline=train_pipeline))
+train_dataloader = dict(
+    batch_size=16, dataset=dict(l48, pipeline=train_pipeline))
 val_dataloader = dict(dataset=l48)
 test_dataloader = dict(dataset=l48)

@@ -5,8 +5,8 @@
 # the training images (split 80/20 into train/val) and the test images, and
 # the classes' LabelName,DisplayName rows, in column order
 # (class-descriptions-boxable.csv: the 601 boxable classes; any file of the
-# classes to learn, oidv6-class-descriptions.csv for all). Images: train/<ImageID>.jpg,
-# validation/<ImageID>.jpg. Several verified positives per image
+# classes to learn, oidv6-class-descriptions.csv for all). Images:
+# train/<ImageID>.jpg, validation/<ImageID>.jpg. Several verified positives per image
 # (single_positive=False); the observed negatives reach the loss
 # (PackInputs keeps gt_label_neg); val and test are evaluated on their
 # annotated entries (spml/mAP_annotated).
