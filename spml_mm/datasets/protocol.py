@@ -3,9 +3,18 @@
 Both functions reproduce the released protocol bit for bit, random-number
 sequence included, so that observed labels and splits match the papers'.
 """
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
+
+#: How a protocol chooses the observed positives among an image's labels
+#: (:func:`observe_labels`): ``uniform`` at random (the papers' protocol);
+#: ``commonest`` / ``rarest`` the label of the class most / least frequent
+#: in the split (a single-label pipeline that names the dominant category,
+#: an annotator who names the distinctive one); ``largest`` the label with
+#: the highest salience (e.g. object area: the largest or most central
+#: object, as an annotator would name it), from a per-image salience matrix.
+OBSERVE_RULES = ('uniform', 'commonest', 'rarest', 'largest')
 
 
 def observe_uniform(label_matrix: np.ndarray,
@@ -59,6 +68,67 @@ def observe_uniform(label_matrix: np.ndarray,
         neg = np.nonzero(row == -1)[0]
         rng.shuffle(neg)
         observed[i, neg[:num_neg]] = -1
+    return observed
+
+
+def observe_labels(label_matrix: np.ndarray,
+                   rule: str = 'uniform',
+                   num_pos: int = 1,
+                   num_neg: int = 0,
+                   seed: int = 1200,
+                   salience: Optional[np.ndarray] = None) -> np.ndarray:
+    """Observe labels by one of :data:`OBSERVE_RULES`.
+
+    ``uniform`` is :func:`observe_uniform`. The other rules visit the rows
+    with the same ``RandomState(seed)`` and the same two shuffles per row,
+    then keep the ``num_pos`` positives that rank first by the rule's key
+    (class frequency in ``label_matrix`` for ``commonest``, its opposite for
+    ``rarest``, ``salience`` for ``largest``); ties keep the shuffled order,
+    so they are broken at random. Negatives are drawn as by
+    :func:`observe_uniform` (they do not depend on the rule).
+
+    Args:
+        label_matrix (np.ndarray): Full 0/1 labels, shape (N, C).
+        rule (str): One of :data:`OBSERVE_RULES`. Defaults to ``'uniform'``.
+        num_pos (int): Positives kept per row, >= 1, or -1 for all.
+        num_neg (int): Negatives kept per row, >= 0, or -1 for all.
+        seed (int): Seed of the ``RandomState``. Defaults to 1200.
+        salience (np.ndarray, optional): (N, C) scores of each label's
+            salience (e.g. its object's area), needed by ``largest``.
+
+    Returns:
+        np.ndarray: Observed labels (N, C): +1 kept positive, -1 kept
+        negative, 0 unobserved.
+    """
+    if rule not in OBSERVE_RULES:
+        raise ValueError(f'rule must be one of {OBSERVE_RULES}, got {rule!r}')
+    if rule == 'uniform':
+        return observe_uniform(label_matrix, num_pos, num_neg, seed)
+    label_matrix = np.asarray(label_matrix)
+    # the same checks and random stream as the uniform draw: its negatives
+    negatives = observe_uniform(label_matrix, num_pos, num_neg, seed)
+    negatives[negatives == 1] = 0
+    if rule == 'largest':
+        if salience is None or np.shape(salience) != label_matrix.shape:
+            raise ValueError(
+                'rule largest needs a salience matrix of the labels\' shape '
+                f'{label_matrix.shape} (e.g. each object\'s area), got '
+                f'{None if salience is None else np.shape(salience)}')
+        key = np.asarray(salience, dtype=np.float64)
+    else:
+        frequency = label_matrix.sum(0).astype(np.float64)
+        key = np.broadcast_to(
+            frequency if rule == 'commonest' else -frequency,
+            label_matrix.shape)
+    keep = None if num_pos == -1 else num_pos
+    rng = np.random.RandomState(seed)
+    observed = negatives
+    for i, row in enumerate(label_matrix):
+        pos = np.nonzero(row == 1)[0]
+        rng.shuffle(pos)
+        rng.shuffle(np.nonzero(row == 0)[0])  # the uniform draw's stream
+        order = np.argsort(-key[i, pos], kind='stable')
+        observed[i, pos[order][:keep]] = 1
     return observed
 
 

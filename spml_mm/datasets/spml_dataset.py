@@ -7,7 +7,8 @@ from mmpretrain.datasets import MultiLabelDataset
 from mmpretrain.datasets.transforms import PackInputs
 from mmpretrain.registry import DATASETS
 
-from .protocol import observe_uniform, split_train_val
+from .protocol import (OBSERVE_RULES, observe_labels, observe_uniform,
+                       split_train_val)
 from .validation import DatasetError, label_problems
 
 
@@ -133,6 +134,15 @@ class SPMLDataset(MultiLabelDataset):
             Defaults to None (every image).
         val_subset_seed (int): Seed of the draw of ``val_full_subset``.
             Defaults to 1200.
+        observe (str): How the observed positives are chosen among an
+            image's labels (:func:`~spml_mm.datasets.protocol.observe_labels`):
+            ``'uniform'`` (the papers' protocol), ``'commonest'``,
+            ``'rarest'`` (the class most / least frequent in the official
+            train split) or ``'largest'`` (the label of highest salience in
+            ``formatted_train_salience.npy``, e.g. object area). Another
+            rule than ``'uniform'`` draws from the full labels even where a
+            ``labels_obs`` file is stored; annotations that are themselves
+            the observation are refused. Defaults to ``'uniform'``.
         **kwargs: Other arguments of :class:`mmpretrain.datasets.BaseDataset`
             (``pipeline``, ``test_mode``, ``indices``...).
 
@@ -176,7 +186,11 @@ class SPMLDataset(MultiLabelDataset):
                  val_labels: Optional[str] = None,
                  val_full_subset: Union[int, Sequence[str], None] = None,
                  val_subset_seed: int = 1200,
+                 observe: str = 'uniform',
                  **kwargs):
+        if observe not in OBSERVE_RULES:
+            raise ValueError(f'observe must be one of {OBSERVE_RULES}, got '
+                             f'{observe!r}')
         if split not in self.SPLITS:
             raise ValueError(f'split must be one of {self.SPLITS}, got '
                              f'{split!r}')
@@ -203,6 +217,7 @@ class SPMLDataset(MultiLabelDataset):
         self.val_labels = val_labels
         self.val_full_subset = val_full_subset
         self.val_subset_seed = val_subset_seed
+        self.observe = observe
         self._classes_arg = classes
         super().__init__(
             ann_file='',
@@ -284,14 +299,24 @@ class SPMLDataset(MultiLabelDataset):
         where = (f'{type(self).__name__} ({self.data_root}, official '
                  f'{official} split)')
         if official == 'train':
+            if self.observe != 'uniform':
+                if partial:
+                    raise ValueError(
+                        f'{type(self).__name__}: observe={self.observe!r} '
+                        'draws from full labels, but these annotations are '
+                        'themselves the observation.')
+                observed = None  # drawn again by the rule
             if observed is None:
                 # the observations are drawn from the labels: check them
                 # first, so that a bad value is reported with its row
                 self._raise_label_problems(where, images, labels,
                                            np.arange(len(images)), None,
                                            prefix, self.single_positive)
-                observed = observe_uniform(labels, self.num_pos,
-                                           self.num_neg, self.observe_seed)
+                observed = observe_uniform(
+                    labels, self.num_pos, self.num_neg, self.observe_seed
+                ) if self.observe == 'uniform' else observe_labels(
+                    labels, self.observe, self.num_pos, self.num_neg,
+                    self.observe_seed, self._salience(len(images)))
             elif observed.shape != labels.shape:
                 obs_file = self._interchange_path(
                     f'formatted_{official}_labels_obs.npy', must_exist=False)
@@ -355,7 +380,9 @@ class SPMLDataset(MultiLabelDataset):
         seen = ''
         if observed_used or eval_partial:
             rows = keep if observed_used else keep[~full_rows]
-            seen = (f', {"evaluated on " * eval_partial}observed '
+            drawn = (f' ({self.observe} draw)' if self.observe != 'uniform'
+                     and observed_used else '')
+            seen = (f', {"evaluated on " * eval_partial}observed{drawn} '
                     f'{(observed[rows] == 1).sum(1).mean():.2f} positives '
                     f'and {(observed[rows] == -1).sum(1).mean():.2f} '
                     'negatives')
@@ -369,6 +396,19 @@ class SPMLDataset(MultiLabelDataset):
             'split)',
             logger='current')
         return data_list
+
+    def _salience(self, num_images: int) -> Optional[np.ndarray]:
+        """``formatted_train_salience.npy`` (N x C), which
+        ``observe='largest'`` reads; None for the other rules."""
+        if self.observe != 'largest':
+            return None
+        salience = _load_matrix(
+            self._interchange_path('formatted_train_salience.npy'))
+        if len(salience) != num_images:
+            raise ValueError(
+                f'{type(self).__name__}: formatted_train_salience.npy has '
+                f'{len(salience)} rows for {num_images} training images.')
+        return salience
 
     def _val_rows(self, images: np.ndarray, rows: np.ndarray, prefix: str,
                   partial: bool) -> Tuple[np.ndarray, np.ndarray, str]:
