@@ -4,12 +4,12 @@ method READMEs from the results json it belongs to.
 A Markdown file holds a generated number or table between two comments,
 invisible on the rendered page::
 
-    GR: <!-- results: mean_std accuracy gr -->94.42 +- 0.51<!-- /results -->
+    GR: <!-- results: mean_std accuracy grloss -->94.42 +- 0.51<!-- /results -->
 
 ``<!-- results: KIND ARGS -->`` names what goes there (:data:`KINDS`); STEM
 is a json of ``docs/results/`` without ``.json`` (``accuracy`` is the demo
-benchmark, ``accuracy_proxy-voc_linear-f0.2`` a proxy table), METHOD a key of
-``benchmark.suites.METHODS``. The demo configs' ``mAP`` in the
+benchmark, ``accuracy_proxy-voc_linear-f0.2`` a proxy table), METHOD a method's key
+(``spml_mm.apis.list_methods(variants=True)``). The demo configs' ``mAP`` in the
 method folders' ``metafile.yml`` are written from ``accuracy.json`` too.
 ``benchmark.accuracy`` runs this after it writes ``docs/results``.
 
@@ -59,10 +59,12 @@ from benchmark.pages import (accuracy, data_loading, gpu,  # noqa: E402
                              label_bank, label_sets, release_agreement,
                              results, selection, speed,
                              teacher_quality)
+from benchmark.pages import draws as draws_page  # noqa: E402
 from benchmark.pages.accuracy import summarize  # noqa: E402
 from benchmark.pages.results import (paper_datasets,  # noqa: E402
                                      paper_table, papers)
-from benchmark.suites import METHODS, STUDY_METHODS  # noqa: E402
+from benchmark.suites import (METHODS, STUDY_METHODS, label_of,  # noqa: E402
+                              suite_config)
 from benchmark.common import REPO, machine_summary  # noqa: E402
 
 BLOCK = re.compile(r'<!-- results: (?P<spec>[^>]*?) -->(?P<body>.*?)'
@@ -136,7 +138,7 @@ def summary(res: Results) -> str:
         paper = papers.get(PAPER_ROWS.get(method), ['-', '-'])
         gap = row.get('gap_closed')
         lines.append(
-            f'| {METHODS[method][0]} | {row["mean"]:.2f} +- '
+            f'| {label_of(method)} | {row["mean"]:.2f} +- '
             f'{row["std"]:.2f} | {row["n"]} | '
             f'{"-" if gap is None else f"{100 * gap:.0f}%"} | '
             f'{paper[0]} | {paper[1]} |')
@@ -209,7 +211,7 @@ def lr_table(res: Results, *stems: str) -> str:
                 (f'**{runs[f"{lr:g}"]["val_mAP"]:.2f}**' if f'{lr:g}' == best
                  else f'{runs[f"{lr:g}"]["val_mAP"]:.2f}') for lr in grid) +
                 f' | {_rate(float(best))}')
-        lines.append(f'| {METHODS[method][0]} | ' + ' | '.join(cells) + ' |')
+        lines.append(f'| {label_of(method)} | ' + ' | '.join(cells) + ' |')
     return '\n' + '\n'.join(lines) + '\n'
 
 
@@ -227,7 +229,7 @@ def share_table(res: Results, *stems: str) -> str:
                  f'{_percent(res.row(s, method).get("gap_closed"))}'
                  for s in stems]
         cells += [_percent(_paper_gap(d, method)) for d in datasets]
-        lines.append(f'| {METHODS[method][0]} | ' + ' | '.join(cells) + ' |')
+        lines.append(f'| {label_of(method)} | ' + ' | '.join(cells) + ' |')
     return '\n' + '\n'.join(lines) + '\n'
 
 
@@ -326,7 +328,7 @@ def selection_picks(res: Results, criterion: str) -> str:
                 lr, epoch, values = selection.pick(runs, name)
                 cells.append(f'{_rate(float(lr))}, {epoch} '
                              f'({values["test"]:.2f})')
-            lines.append(f'| {METHODS[method][0]} | {seed} | ' +
+            lines.append(f'| {label_of(method)} | {seed} | ' +
                          ' | '.join(cells) + ' |')
     return '\n' + '\n'.join(lines) + '\n'
 
@@ -617,7 +619,8 @@ def metafile_results(res: Results) -> Dict[str, Tuple[str, str]]:
     over the seeds of accuracy.json, a papers' config
     (``configs/<folder>/resnet50_<dataset>.py``) its paper's number."""
     found = {}
-    for method, (_, config) in METHODS.items():
+    for method in METHODS:
+        config = suite_config('demo', method)
         if method in res.rows('accuracy'):
             seeds = _seeds(res, 'accuracy', method)
             runs = (f'mean of seeds {seeds}' if ',' in seeds else
@@ -792,6 +795,10 @@ TOOL_PAGES: List[Tuple[str, Callable[[str, str], str], str]] = [
      lambda repo, path: label_sets.render(_json(path)),
      'PYTHONPATH=.dev_scripts python -m benchmark.label_sets --render-only '
      '--out-dir docs/results'),
+    ('docs/results/draws.md', lambda repo, path: draws_page.render(
+        _json(path)),
+     'PYTHONPATH=.dev_scripts python -m benchmark.draws --render --out-dir '
+     'docs/results'),
     ('docs/results/gpu.md', _gpu_speed_page,
      'PYTHONPATH=.dev_scripts python -m benchmark.speed_gpu --render '
      'docs/results/gpu.json --op-profile docs/results/head_profile.json '

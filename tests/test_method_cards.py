@@ -72,7 +72,7 @@ def test_a_card_says_what_its_configs_build(key):
 def test_a_card_refuses_an_unknown_key_and_suite_with_what_exists():
     with pytest.raises(KeyError, match="no method 'gr'.*'grloss'"):
         get_method('gr')
-    with pytest.raises(KeyError, match=r'AEVLP has no proxy-coco config '
+    with pytest.raises(ValueError, match=r'AEVLP has no proxy-coco config '
                        r'\(linear\).*proxy-voc \(linear/finetune\)'):
         get_method('aevlp').config('proxy-coco', 'linear')
     assert get_method('opml_sp').config('proxy-voc', 'linear') == \

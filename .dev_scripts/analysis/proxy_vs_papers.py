@@ -16,7 +16,7 @@ import json
 
 from benchmark.pages.accuracy import summarize
 from benchmark.pages.results import paper_results
-from benchmark.suites import METHODS, PROXY_CONFIGS
+from benchmark.suites import METHODS, PROXY_CONFIGS, label_of
 
 #: the methods compared, in the order of the proxy suites
 COMPARED = [m for m in PROXY_CONFIGS if m not in ('an', 'full')]
@@ -33,8 +33,8 @@ def paper_shares(dataset):
     the share of a one-seed run with the papers' numbers."""
     paper = paper_results(dataset)
     return run_shares({
-        m: {'0': dict(mAP=paper[label], seconds=0.)}
-        for m, (label, _) in METHODS.items() if label in paper})
+        m: {'0': dict(mAP=paper[label_of(m)], seconds=0.)}
+        for m in METHODS if label_of(m) in paper})
 
 
 def main():
@@ -50,7 +50,7 @@ def main():
         with open(path) as f:
             series[label] = run_shares(json.load(f))
 
-    labels = [METHODS[m][0] for m in COMPARED]
+    labels = [label_of(m) for m in COMPARED]
     lines = ['| method | ' + ' | '.join(series) + ' |',
              '| --- ' * (len(series) + 1) + '|']
     for method, label in zip(COMPARED, labels):

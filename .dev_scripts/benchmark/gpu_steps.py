@@ -17,15 +17,14 @@ from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
 import spml_mm
+from spml_mm.apis import get_method, list_methods
 from benchmark.spml_setups import start_schedules
 from benchmark.common import REPO
 
-#: method -> the folder of its ResNet-50 configs
+#: table label -> key of every method with ResNet-50 configs (its card)
 METHODS = {
-    'AN': 'an', 'EM': 'em', 'EM + APL': 'em_apl', 'EPR': 'epr',
-    'GR': 'grloss', 'LL-Cp': 'll_cp', 'LL-Ct': 'll_ct', 'LL-R': 'll_r',
-    'OPML-SP': 'opml', 'ROLE': 'role', 'VLPL': 'vlpl', 'AEVLP': 'aevlp',
-    'LASD': 'lasd'
+    get_method(m).label: m
+    for m in list_methods(variants=True, suite='coco')
 }
 #: precision -> AMP dtype (None: fp32)
 PRECISIONS = {'fp32': None, 'fp16': 'float16', 'bf16': 'bfloat16'}
@@ -46,7 +45,7 @@ def load(method: str, dataset: str, args) -> Config:
     stock = method == 'stock'
     method = 'AN' if stock else method
     cfg = Config.fromfile(
-        osp.join(REPO, 'configs', METHODS[method], f'resnet50_{dataset}.py'))
+        osp.join(REPO, get_method(METHODS[method]).config(dataset)))
     cfg.train_dataloader.batch_size = args.batch_size
     for step in cfg.train_dataloader.dataset.pipeline:
         if step['type'] in ('Resize', 'RandomResizedCrop'):

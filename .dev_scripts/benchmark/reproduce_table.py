@@ -21,30 +21,37 @@ import os.path as osp
 import re
 from typing import Dict, List
 
+from spml_mm.apis import get_method
+
 from benchmark.pages.accuracy import summarize
 from benchmark.pages.results import paper_datasets, paper_results
-from benchmark.suites import METHODS
 
-#: config folder of reproduce.sh -> method key of accuracy.py (OPML's
-#: ResNet-50 configs are the full OPML-SP recipe)
-KEYS = {'grloss': 'gr', 'opml': 'opml_sp'}
-#: labels of the reproduce.sh methods that have no demo row in accuracy.py
+#: config folder of reproduce.sh -> the table row it gives (OPML's ResNet-50
+#: configs are the full OPML-SP recipe)
+KEYS = {'opml': 'opml_sp'}
+#: labels of the reproduce.sh runs that are AN's config with another loss
+#: (no method card of their own)
 LABELS = {
     'an_ls': 'AN-LS',
     'wan': 'WAN',
     'hill': 'Hill',
     'splc': 'SPLC',
 }
-#: the rows of the papers' comparison tables, in their order (method keys
-#: of reproduce.sh)
-LAYOUT = ('full', 'an', 'an_ls', 'wan', 'epr', 'role', 'em', 'em_apl',
-          'll_r', 'll_ct', 'll_cp', 'hill', 'splc', 'grloss', 'lasd', 'opml')
+SCRIPT = osp.join(osp.dirname(osp.abspath(__file__)), 'reproduce.sh')
+
+
+def script_methods() -> List[str]:
+    """The runs of reproduce.sh by default, in the papers' row order (its
+    ``METHODS``: the script is their one home)."""
+    with open(SCRIPT) as f:
+        return re.search(r'^METHODS=\$\{METHODS:-([^}]*)\}', f.read(),
+                         re.M).group(1).split()
 
 
 def label_of(key: str) -> str:
-    """The table label of a method key (reproduce.sh's or accuracy.py's)."""
+    """The table label of a reproduce.sh run or a method key."""
     key = KEYS.get(key, key)
-    return METHODS[key][0] if key in METHODS else LABELS.get(key, key)
+    return LABELS[key] if key in LABELS else get_method(key).label
 
 
 def read_runs(work_root: str, methods: List[str]) -> Dict[str, dict]:
@@ -129,7 +136,7 @@ def main():
     if args.layout:
         print("ResNet-50, test mAP of the best validation epoch, ours (the "
               f"paper's) ({args.work_root})\n")
-        print(layout_table(args.work_root, args.methods or list(LAYOUT)))
+        print(layout_table(args.work_root, args.methods or script_methods()))
         return
     if not args.dataset or not args.methods:
         parser.error('--dataset and --methods are required without --layout')

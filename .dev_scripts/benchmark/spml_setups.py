@@ -1,6 +1,5 @@
 """The SPML configs' pieces that the speed entry points measure: configs by
 method, random targets and samples, a label bank after a run's updates."""
-import glob
 import os.path as osp
 from typing import Dict, List, Optional
 
@@ -9,41 +8,21 @@ from mmengine.config import Config
 from mmpretrain.registry import MODELS
 from mmpretrain.structures import DataSample
 
+from spml_mm.apis import get_method, list_methods
 from spml_mm.models.label_banks import LabelBank
 from benchmark.common import REPO
 
-#: method folder (and config variant) -> name in the tables; OPML's
-#: ResNet-50 configs are the full OPML-SP recipe
-LABELS = {
-    'an': 'AN',
-    'grloss': 'GR',
-    'em': 'EM',
-    'em_apl': 'EM + APL',
-    'lasd': 'LASD',
-    'opml': 'OPML-SP',
-    'epr': 'EPR',
-    'role': 'ROLE',
-    'll_r': 'LL-R',
-    'll_ct': 'LL-Ct',
-    'll_cp': 'LL-Cp',
-    'vlpl': 'VLPL',
-    'aevlp': 'AEVLP',
-}
 REFERENCE = dict(type='CrossEntropyLoss', use_sigmoid=True)
 #: the label banks the bank timings update: dataset -> (samples, classes)
 SIZES = {'NUS-WIDE': (150000, 81), 'COCO': (82081, 80)}
 
 
 def method_configs(dataset: str) -> Dict[str, str]:
-    """Every method's ResNet-50 config of a dataset, by table name."""
-    found = {}
-    for path in sorted(glob.glob(
-            osp.join(REPO, 'configs', '*', f'resnet50*_{dataset}.py'))):
-        method = osp.basename(osp.dirname(path))
-        variant = osp.basename(path)[len('resnet50'):-len(f'_{dataset}.py')]
-        found[LABELS.get(method + variant,
-                         method + variant)] = osp.relpath(path, REPO)
-    return found
+    """Every method's ResNet-50 config of a dataset, by table label, in the
+    configs' order."""
+    found = {get_method(m).label: get_method(m).config(dataset)
+             for m in list_methods(variants=True, suite=dataset)}
+    return dict(sorted(found.items(), key=lambda item: item[1]))
 
 
 def load(path: str) -> Config:

@@ -6,49 +6,21 @@ them; the tools that train run the configs (``benchmark.training``).
 """
 import os.path as osp
 
+from spml_mm.apis import get_method, list_methods
+
 from benchmark.common import REPO
 
-#: method name -> (label in tables, demo config)
-METHODS = {
-    'an': ('AN', 'configs/an/an_vgg11bn_demo.py'),
-    'full': ('full-label BCE (upper bound)',
-             'configs/an/an_vgg11bn-full_demo.py'),
-    'gr': ('GR', 'configs/grloss/grloss_vgg11bn_demo.py'),
-    'em': ('EM', 'configs/em/em_vgg11bn_demo.py'),
-    'em_apl': ('EM + APL', 'configs/em_apl/em_apl_vgg11bn_demo.py'),
-    'lasd': ('LASD', 'configs/lasd/lasd_vgg11bn_demo.py'),
-    'opml': ('OPML', 'configs/opml/opml_vgg11bn_demo.py'),
-    'opml_sp': ('OPML-SP', 'configs/opml/opml_vgg11bn-sp_demo.py'),
-    'epr': ('EPR', 'configs/epr/epr_vgg11bn_demo.py'),
-    'role': ('ROLE', 'configs/role/role_vgg11bn_demo.py'),
-    'll_r': ('LL-R', 'configs/ll_r/ll_r_vgg11bn_demo.py'),
-    'll_ct': ('LL-Ct', 'configs/ll_ct/ll_ct_vgg11bn_demo.py'),
-    'll_cp': ('LL-Cp', 'configs/ll_cp/ll_cp_vgg11bn_demo.py'),
-    'partial': ('partial-BCE, 1 positive + 2 negatives (partial labels)',
-                'configs/an/an_vgg11bn-partial_demo.py'),
-    'vlpl': ('VLPL', 'configs/vlpl/vlpl_vgg11bn_demo.py'),
-    'aevlp': ('AEVLP', 'configs/aevlp/aevlp_vgg11bn_demo.py'),
-}
-#: methods that read a teacher's score file: run only when named
+#: every row of the tables (methods and their variants), in the cards' order
+METHODS = list_methods(variants=True)
+#: the rows that read a teacher's score file: run only when named
 #: (``--methods``), their file in ``--cfg-options
-#: model.head.label_bank.score_file=...``; config stems as PROXY_CONFIGS
-TEACHER_CONFIGS = {
-    'vlpl': 'vlpl/efficientnet-lite0{}_proxy-{}.py',
-    'aevlp': 'aevlp/efficientnet-lite0{}_proxy-{}.py',
-}
-#: proxy suites: method -> config stem under configs/<folder>/, per regime
-#: (the papers' methods and the AN and full-label references; the baselines
-#: EPR, ROLE and the LL family have demo and ResNet-50 configs only)
-PROXY_CONFIGS = {
-    'an': 'an/efficientnet-lite0{}_proxy-{}.py',
-    'full': 'an/efficientnet-lite0{}-full_proxy-{}.py',
-    'gr': 'grloss/efficientnet-lite0{}_proxy-{}.py',
-    'em': 'em/efficientnet-lite0{}_proxy-{}.py',
-    'em_apl': 'em_apl/efficientnet-lite0{}_proxy-{}.py',
-    'lasd': 'lasd/efficientnet-lite0{}_proxy-{}.py',
-    'opml': 'opml/efficientnet-lite0{}_proxy-{}.py',
-    'opml_sp': 'opml/efficientnet-lite0{}-sp_proxy-{}.py',
-}
+#: model.head.label_bank.score_file=...``
+TEACHER_CONFIGS = list_methods(kind='teacher', suite='proxy-voc')
+#: the rows of the proxy suites (the papers' methods and the AN and
+#: full-label references; the baselines EPR, ROLE and the LL family have
+#: demo and ResNet-50 configs only)
+PROXY_CONFIGS = [m for m in list_methods(variants=True, suite='proxy-voc')
+                 if m not in TEACHER_CONFIGS]
 #: proxy suites: data generation arguments (COCO-like at a tenth of COCO)
 PROXY_DATA = {
     'proxy-voc': ['--like', 'voc'],
@@ -60,41 +32,34 @@ SUITE_TITLES = {
     'proxy-voc': 'VOC-like proxy',
     'proxy-coco': 'COCO-like proxy (a tenth of COCO\'s split sizes)',
 }
-#: model selection without full labels (benchmark.selection): the
-#: methods it compares (the seed papers' and AN)
-STUDY_METHODS = ['an', 'gr', 'em_apl', 'lasd', 'opml_sp']
-#: how good must a teacher be (benchmark.teacher_quality), on the
-#: VOC-like proxy: the methods that read the teacher, with their config
-#: and score-file kind (the number of crops), and those without a teacher
+#: model selection without full labels (benchmark.selection): the methods
+#: it compares (AN and the seed papers' recipes)
+STUDY_METHODS = ['an', *list_methods(kind='seed', variants=True)]
+#: how good must a teacher be (benchmark.teacher_quality), on the VOC-like
+#: proxy: the methods that read the teacher, with their config and
+#: score-file kind (the number of crops: AEVLP's release scores 4 crops),
+#: and those without a teacher
 TEACHER_METHODS = {
-    'vlpl': ('configs/vlpl/efficientnet-lite0-linear_proxy-voc.py', 0),
-    'aevlp': ('configs/aevlp/efficientnet-lite0-linear_proxy-voc.py', 4),
+    m: (get_method(m).config('proxy-voc', 'linear'), 4 if m == 'aevlp' else 0)
+    for m in TEACHER_CONFIGS
 }
-TEACHER_BASELINES = ('an', 'gr', 'em_apl')
+TEACHER_BASELINES = ('an', 'grloss', 'em_apl')
 
 
 def label_of(method: str) -> str:
     """A method's label in the tables."""
-    return METHODS[method][0]
+    return get_method(method).label
 
 
 def suite_methods(suite):
     """The methods a suite runs by default (not those of a teacher)."""
-    return [m for m in (METHODS if suite == 'demo' else PROXY_CONFIGS)
-            if m not in TEACHER_CONFIGS]
+    return [m for m in list_methods(variants=True, suite=suite)
+            if get_method(m).kind != 'teacher']
 
 
 def suite_config(suite, method, regime='linear'):
     """The config a method trains with in a suite."""
-    if suite == 'demo':
-        return METHODS[method][1]
-    stems = {**PROXY_CONFIGS, **TEACHER_CONFIGS}
-    if method not in stems:
-        raise ValueError(
-            f'{METHODS[method][0]} has no {suite} config; the proxy suites '
-            f'run {", ".join(stems)}')
-    infix = '-linear' if regime == 'linear' else ''
-    return 'configs/' + stems[method].format(infix, suite[6:])
+    return get_method(method).config(suite, regime)
 
 
 def proxy_root(suite, fraction=1.):

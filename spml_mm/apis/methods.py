@@ -32,6 +32,9 @@ class Method:
         loss (str): The registered loss its configs use.
         label_bank (str | None): The registered label bank, if any.
         hooks (tuple): Registered hooks its configs add to every method's.
+        loss_time_target (tuple): The most its loss may take, as a ratio to
+            MMPretrain's sigmoid BCE, at each shape of the speed page's loss
+            table; empty where none is set.
         configs (dict): ``demo``, ``voc``, ``coco``, ``nuswide``, ``cub``
             -> config; ``proxy-voc`` and ``proxy-coco`` -> ``{'linear':
             config, 'finetune': config}``. Paths from the repository root.
@@ -53,6 +56,7 @@ class Method:
     loss: str
     label_bank: Optional[str]
     hooks: Tuple[str, ...]
+    loss_time_target: Tuple[float, ...]
     configs: Dict[str, Union[str, Dict[str, str]]]
     folder: str
     collection: str
@@ -72,10 +76,11 @@ class Method:
             has = ', '.join(
                 f'{s} ({"/".join(c)})' if isinstance(c, dict) else s
                 for s, c in self.configs.items())
-            raise KeyError(f'{self.label} has no {suite} config'
-                           f'{f" ({regime})" if suite.startswith("proxy") else ""};'
-                           f' its card (configs/{self.folder}/metafile.yml) '
-                           f'has: {has}')
+            which = f'{suite} ({regime})' if suite.startswith('proxy') \
+                else suite
+            raise ValueError(
+                f'{self.label} has no {which} config; its card '
+                f'(configs/{self.folder}/metafile.yml) has: {has}')
         return found
 
 
@@ -111,6 +116,7 @@ def _card(card: dict, folder: str, collection, models, parent=None):
         loss=card['Loss'],
         label_bank=card.get('Label Bank'),
         hooks=tuple(card.get('Hooks') or ()),
+        loss_time_target=tuple(card.get('Loss Time Target') or ()),
         configs=dict(card['Configs']),
         page=card.get('Page') or parent.page,
         procedure=dict(card.get('Procedure') or parent.procedure),

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+from spml_mm.apis import list_methods
 from tests.conftest import REPO, dev_env
 from benchmark import suites, training
 
@@ -16,8 +17,10 @@ from benchmark import suites, training
 @pytest.mark.parametrize('regime', ['linear', 'finetune'])
 def test_every_method_has_a_config_in_every_suite(suite, regime):
     methods = suites.suite_methods(suite)
-    assert {'an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml',
-            'opml_sp'} == set(methods)
+    # AN, the full-label bound and every seed paper's recipe, no teacher
+    assert {'an', 'full', *list_methods(kind='seed', variants=True)} <= set(
+        methods)
+    assert not set(methods) & set(list_methods(kind='teacher'))
     configs = {suites.suite_config(suite, m, regime) for m in methods}
     assert len(configs) == len(methods)
     for config in configs:
@@ -27,7 +30,8 @@ def test_every_method_has_a_config_in_every_suite(suite, regime):
 
 
 def test_a_method_without_proxy_configs_is_refused():
-    with pytest.raises(ValueError, match='EPR has no proxy-voc config'):
+    with pytest.raises(ValueError, match=r'EPR has no proxy-voc \(linear\) '
+                       r'config; its card \(configs/epr/metafile.yml\)'):
         suites.suite_config('proxy-voc', 'epr')
 
 

@@ -8,16 +8,15 @@ import socket
 import pytest
 import torch
 
+from spml_mm.apis import get_method, list_methods
 from tests.conftest import PYTHON, REPO, run_tool
 
 pytestmark = pytest.mark.slow  # trainings through the tools
 
+#: the baselines beside AN, by key: their demo configs
 CONFIGS = {
-    'epr': 'configs/epr/epr_vgg11bn_demo.py',
-    'll_r': 'configs/ll_r/ll_r_vgg11bn_demo.py',
-    'll_ct': 'configs/ll_ct/ll_ct_vgg11bn_demo.py',
-    'll_cp': 'configs/ll_cp/ll_cp_vgg11bn_demo.py',
-    'role': 'configs/role/role_vgg11bn_demo.py',
+    m: get_method(m).config('demo')
+    for m in list_methods(kind='baseline') if m != 'an'
 }
 BANK = 'head.label_bank.pseudo_label'
 TABLE = 'head.label_bank.estimate_logits'

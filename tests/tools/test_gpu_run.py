@@ -446,7 +446,7 @@ def test_an_error_in_the_queue_ends_the_runs_it_started(tmp_path,
     monkeypatch.setattr(harness, 'launch', launch)
     monkeypatch.setattr(harness, 'stop', stopped.append)
     monkeypatch.setattr(evidence_part, 'gpu_busy', sample)
-    run = evidence_run(tmp_path, monkeypatch, '--methods', 'an', 'gr')
+    run = evidence_run(tmp_path, monkeypatch, '--methods', 'an', 'grloss')
     with pytest.raises(RuntimeError, match='nvidia-smi hung'):
         evidence_part.part_evidence(run, {})
     assert len(launched) == 2 and stopped == launched
@@ -512,9 +512,9 @@ def test_a_method_with_eager_runs_stays_eager(tmp_path, monkeypatch):
      ).write_text(json.dumps({'an': {'0.001': dict(
          val_mAP=50., select_metric='spml/mAP', seconds=5.)}}))
     run, launched = fake_queue(tmp_path, monkeypatch, lambda cmd: False,
-                               '--methods', 'an', 'gr')
-    assert launched == [('gr', True, True), ('an', False, False),
-                        ('gr', False, True)]
+                               '--methods', 'an', 'grloss')
+    assert launched == [('grloss', True, True), ('an', False, False),
+                        ('grloss', False, True)]
     assert run.manifest['parts']['evidence']['eager_methods'] == ['an']
 
 
@@ -699,7 +699,7 @@ def test_a_search_whose_best_is_at_an_edge_goes_a_step_past_it():
     found['an']['0.01'] = dict(val_mAP=86.)  # 2 steps past: no third
     assert evidence_queue.PAST_EDGE == 2 and todo('an', found) == []
     # the bottom edge: a step below it
-    assert todo('gr', searched(gr={'1e-05': 70., '0.0001': 60.,
+    assert todo('grloss', searched(grloss={'1e-05': 70., '0.0001': 60.,
                                    '0.001': 50.})) == ['3e-06']
     # --tiny: its one rate, no step past it
     assert todo('an', searched(an={'0.001': 50.}), tiny=True) == []
@@ -712,12 +712,12 @@ def test_a_grid_rate_far_below_in_the_committed_searches_is_left_out():
     (another grid) keep their whole grid."""
     found = searched(**COMMITTED)
     assert evidence_queue.FAR == 10.
-    assert evidence_queue.search_todo('gr', found) == ['0.0001', '0.001']
+    assert evidence_queue.search_todo('grloss', found) == ['0.0001', '0.001']
     assert evidence_queue.search_todo('opml', found) == [
         '0.0001', '0.001', '0.01']
     # one search where it is 9.43 points below keeps it in the grid
     found['full']['1e-05'] = dict(val_mAP=84.)
-    assert evidence_queue.search_todo('gr', found) == [
+    assert evidence_queue.search_todo('grloss', found) == [
         '1e-05', '0.0001', '0.001']
     # a step past the edge that the other searches found far below is not
     # taken: AN's 1e-3 is then its search's chosen rate
@@ -732,22 +732,22 @@ def test_the_queue_order_the_edge_and_the_teacher():
     search is, and VLPL's runs only once its score file exists."""
     queue = evidence_queue.evidence_queue
     found = searched(**COMMITTED)
-    methods = ['an', 'full', 'gr', 'vlpl']
+    methods = ['an', 'full', 'grloss', 'vlpl']
     assert queue(methods, found, {}, (0, 1), False, False) == [
         ('lr', 'an', '0.003'), ('lr', 'full', '0.003'),
-        ('lr', 'gr', '0.0001'), ('lr', 'gr', '0.001')]
+        ('lr', 'grloss', '0.0001'), ('lr', 'grloss', '0.001')]
     # AN's 3e-3 did not improve, the full bound's did and is interior now
     # that 1e-2 fell; GR's search is complete
     found['an']['0.003'] = dict(val_mAP=84.)
     found['full'].update({'0.003': dict(val_mAP=94.),
                           '0.01': dict(val_mAP=90.)})
-    found['gr'] = {'0.0001': dict(val_mAP=85.), '0.001': dict(val_mAP=86.)}
+    found['grloss'] = {'0.0001': dict(val_mAP=85.), '0.001': dict(val_mAP=86.)}
     seeds = {'an': {'0': {}}}
     assert queue(methods, found, seeds, (0, 1), False, False) == [
-        ('lr', 'gr', '0.003'), ('seed', 'full', 0), ('seed', 'an', 1),
+        ('lr', 'grloss', '0.003'), ('seed', 'full', 0), ('seed', 'an', 1),
         ('seed', 'full', 1), ('teacher', 'full', 0)]
     assert queue(methods, found, seeds, (0, 1), False, True) == [
-        ('lr', 'gr', '0.003'), ('seed', 'full', 0), ('seed', 'an', 1),
+        ('lr', 'grloss', '0.003'), ('seed', 'full', 0), ('seed', 'an', 1),
         ('seed', 'full', 1), ('lr', 'vlpl', '0.0001'),
         ('lr', 'vlpl', '0.001')]
     # no teacher method asked for: no teacher

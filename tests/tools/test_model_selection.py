@@ -69,11 +69,11 @@ def test_page_names_losses_and_order(tmp_path):
     results = {
         'an': {'0': runs({'0.001': [(50, 10, [1, 9], 40),
                                     (60, 5, [2, 1], 45)]})},
-        'gr': {'0': runs({'0.001': [(50, 10, [1, 9], 44),
+        'grloss': {'0': runs({'0.001': [(50, 10, [1, 9], 44),
                                     (60, 5, [2, 1], 41)]})}}
     import matplotlib.pyplot as plt
     open_figures = plt.get_fignums()
-    write_page(summarize(results, ['an', 'gr']), str(tmp_path), 'cmd', 'T')
+    write_page(summarize(results, ['an', 'grloss']), str(tmp_path), 'cmd', 'T')
     assert plt.get_fignums() == open_figures  # its figure is closed
     table = (tmp_path / 'selection_table.md').read_text()
     # full: AN 45 > GR 41; observed picks epoch 1: GR 44 > AN 40

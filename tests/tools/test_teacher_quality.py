@@ -21,7 +21,7 @@ def test_page_reports_the_real_teacher(tmp_path):
 
     results = dict(
         fraction=0.2, teachers={'1': 10., '0.5': 50., '0': 100.},
-        an=runs(30., 32.), gr=runs(40., 40.),
+        an=runs(30., 32.), grloss=runs(40., 40.),
         vlpl={'1': runs(20.), '0.5': runs(40.), '0': runs(60.)},
         aevlp={'1': runs(25.), '0.5': runs(45.), '0': runs(65.)},
         real_teacher=dict(

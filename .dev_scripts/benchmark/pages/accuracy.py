@@ -4,7 +4,8 @@ import os.path as osp
 
 import numpy as np
 
-from benchmark.suites import METHODS, SUITE_TITLES, suite_config
+from benchmark.suites import (METHODS, SUITE_TITLES, label_of,
+                              suite_config)
 from benchmark.common import machine_summary
 
 
@@ -62,7 +63,7 @@ def seeds_table(rows, before=None):
     for name, row in rows.items():
         gap = row.get('gap_closed')
         gap = '-' if gap is None else f'{100 * gap:.0f}%'
-        line = (f'| {METHODS[name][0]} | {row["mean"]:.2f} | '
+        line = (f'| {label_of(name)} | {row["mean"]:.2f} | '
                 f'{row["std"]:.2f} | {row["n"]} | {gap} | '
                 f'{row["seconds"]:.0f} |')
         old = before[1].get(name) if before else None
@@ -81,7 +82,7 @@ def run_notes(rows, runs, output):
     lines = []
     lrs = {name: {r['lr'] for r in results.values() if 'lr' in r}
            for name, results in (runs or {}).items()}
-    chosen = [f'{METHODS[n][0]} {", ".join(f"{lr:g}" for lr in sorted(v))}'
+    chosen = [f'{label_of(n)} {", ".join(f"{lr:g}" for lr in sorted(v))}'
               for n, v in lrs.items() if v and n in rows]
     if chosen:
         lines += ['', 'Learning rates, each method\'s best validation mAP '
@@ -107,7 +108,7 @@ def plot(rows, path, title):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8, 3.5))
     names = list(rows)
-    ax.bar([METHODS[n][0].replace(' (upper bound)', '') for n in names],
+    ax.bar([label_of(n).replace(' (upper bound)', '') for n in names],
            [rows[n]['mean'] for n in names],
            yerr=[rows[n]['std'] for n in names], capsize=4,
            color=['#888' if n in ('an', 'full') else '#3a7' for n in names])
@@ -159,7 +160,7 @@ def lr_search_table(found, suite, regime):
     for method in [m for m in METHODS if m in found]:
         runs = found[method]
         cells = [runs.get(f'{lr:g}', {}).get('val_mAP') for lr in rates]
-        lines.append(f'| {METHODS[method][0]} | '
+        lines.append(f'| {label_of(method)} | '
                      f'`{suite_config(suite, method, regime)}` | ' +
                      ' | '.join('-' if c is None else f'{c:.2f}'
                                 for c in cells) +

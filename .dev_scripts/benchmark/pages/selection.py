@@ -5,7 +5,7 @@ import os.path as osp
 
 import numpy as np
 
-from benchmark.suites import METHODS
+from benchmark.suites import label_of
 from benchmark.common import machine_summary
 
 
@@ -56,7 +56,7 @@ def summarize(results, methods):
 
 def order(rows):
     """The methods from best to worst mean test mAP."""
-    return ' > '.join(METHODS[m][0] for m in sorted(
+    return ' > '.join(label_of(m) for m in sorted(
         rows, key=lambda m: -rows[m]['mean']))
 
 
@@ -66,7 +66,7 @@ def table_lines(table, labels=None):
     mean loss and the methods' order."""
     methods = list(table['full'])
     lines = [
-        '| selected on | ' + ' | '.join(METHODS[m][0] for m in methods) +
+        '| selected on | ' + ' | '.join(label_of(m) for m in methods) +
         ' | mean loss | methods\' order |',
         '| --- ' * (len(methods) + 3) + '|'
     ]
@@ -101,7 +101,7 @@ def write_page(table, out_dir, command, title):
     fig, ax = plt.subplots(figsize=(6, 4))
     for method in methods:
         lost = [table[f'subset-{n}'][method]['lost'] for n in sizes]
-        ax.plot(sizes, lost, marker='o', label=METHODS[method][0])
+        ax.plot(sizes, lost, marker='o', label=label_of(method))
         ax.axhline(table['observed'][method]['lost'], ls=':', lw=0.8,
                    color=ax.lines[-1].get_color())
     ax.set_xscale('log')
