@@ -10,7 +10,8 @@ from .multilabel import SPMLMultiLabelDataset, load_multilabel_annotations
 from .nuswide import SPMLNUSWIDE, load_nuswide_split
 from .open_images import SPMLOpenImages, load_open_images_split
 from .prepare import prepare_official
-from .protocol import observe_uniform, split_train_val
+from .protocol import (OBSERVE_RULES, observe_labels, observe_uniform,
+                       split_train_val)
 from .spml_dataset import SPMLDataset
 from .teacher_scores import load_teacher_scores, save_teacher_scores
 from .transforms import SinglePositiveLabel
@@ -18,7 +19,8 @@ from .voc import SPMLVOC, load_voc_split
 
 __all__ = [
     'SPMLDataset', 'SinglePositiveLabel', 'make_demo_dataset',
-    'observe_uniform', 'split_train_val', 'ParsedSplit', 'SPMLLayoutDataset',
+    'observe_uniform', 'observe_labels', 'OBSERVE_RULES', 'split_train_val',
+    'ParsedSplit', 'SPMLLayoutDataset',
     'SPMLVOC', 'SPMLCOCO', 'SPMLNUSWIDE', 'SPMLCUB', 'SPMLMultiLabelDataset',
     'load_voc_split', 'load_coco_split', 'load_nuswide_split',
     'load_cub_split', 'load_multilabel_annotations', 'prepare_official',
