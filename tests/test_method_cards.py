@@ -72,8 +72,9 @@ def test_a_card_says_what_its_configs_build(key):
 def test_a_card_refuses_an_unknown_key_and_suite_with_what_exists():
     with pytest.raises(KeyError, match="no method 'gr'.*'grloss'"):
         get_method('gr')
-    with pytest.raises(ValueError, match=r'AEVLP has no proxy-coco config '
-                       r'\(linear\).*proxy-voc \(linear/finetune\)'):
+    with pytest.raises(ValueError, match=r'AEVLP has no proxy-coco \(linear\) '
+                       r'config; its card .* has: demo, proxy-voc '
+                       r'\(linear/finetune\), voc'):
         get_method('aevlp').config('proxy-coco', 'linear')
     assert get_method('opml_sp').config('proxy-voc', 'linear') == \
         'configs/opml/efficientnet-lite0-linear-sp_proxy-voc.py'

@@ -47,7 +47,7 @@ def test_a_reduced_proxy_has_its_own_folder_and_config_options():
 
 
 def test_demo_suite_keeps_the_demo_configs():
-    assert suites.suite_config('demo', 'gr') == \
+    assert suites.suite_config('demo', 'grloss') == \
         'configs/grloss/grloss_vgg11bn_demo.py'
 
 

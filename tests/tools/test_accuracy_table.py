@@ -16,10 +16,10 @@ def runs(*maps):
 
 def test_comparison_columns_give_the_change_of_the_mean(tmp_path):
     now = accuracy_page.summarize(
-        dict(an=runs(80., 82.), full=runs(96., 96.), gr=runs(93., 95.)),
-        ['an', 'full', 'gr'])
+        dict(an=runs(80., 82.), full=runs(96., 96.), grloss=runs(93., 95.)),
+        ['an', 'full', 'grloss'])
     before = accuracy_page.summarize(
-        dict(an=runs(79., 79.), full=runs(95., 97.)), ['an', 'full', 'gr'])
+        dict(an=runs(79., 79.), full=runs(95., 97.)), ['an', 'full', 'grloss'])
     import matplotlib.pyplot as plt
     open_figures = plt.get_fignums()
     accuracy_page.write_outputs(now, str(tmp_path), 'cmd', False,
@@ -48,7 +48,7 @@ def test_searched_rates_are_each_methods_best_validation_map(tmp_path):
     found = {'an': {'0.0001': dict(val_mAP=30.), '0.001': dict(val_mAP=36.),
                     '0.01': dict(val_mAP=35.)},
              'opml': {'0.01': dict(val_mAP=20.), '0.1': dict(val_mAP=21.)},
-             'gr': {}}
+             'grloss': {}}
     assert accuracy_page.chosen_lrs(found) == {'an': 1e-3, 'opml': 0.1}
     results = dict(an={'0': dict(mAP=80., seconds=1., lr=1e-3)},
                    full={'0': dict(mAP=90., seconds=1.)},
@@ -77,11 +77,11 @@ def test_searched_lr_needs_a_search_of_every_method(tmp_path):
         json.dumps({'an': {'0.001': dict(val_mAP=36.)}}))
     proc = subprocess.run(
         [sys.executable, '-m', 'benchmark.accuracy', '--suite',
-         'proxy-voc', '--methods', 'an', 'gr', '--searched-lr', '--out-dir',
-         str(tmp_path)], cwd=REPO, capture_output=True, text=True,
+         'proxy-voc', '--methods', 'an', 'grloss', '--searched-lr',
+         '--out-dir', str(tmp_path)], cwd=REPO, capture_output=True, text=True,
         env=dev_env())
     assert proc.returncode == 2
-    assert '--searched-lr: gr not in' in proc.stderr
+    assert '--searched-lr: grloss not in' in proc.stderr
     assert 'run --lr-search first' in proc.stderr
 
 
@@ -177,6 +177,7 @@ def test_the_chosen_rates_search_run_is_the_seed_it_trained():
                                   (0, ['a=1'], 'spml/mAP_observed')]:
         assert training.searched_run(found, 'an', seed, options,
                                      metric) is None
-    assert training.searched_run(found, 'gr', 0, ['a=1'], 'spml/mAP') is None
+    assert training.searched_run(found, 'grloss', 0, ['a=1'],
+                                 'spml/mAP') is None
     del run['test_mAP']  # a search of before the test pass
     assert training.searched_run(found, 'an', 0, ['a=1'], 'spml/mAP') is None

@@ -26,16 +26,16 @@ def repo(tmp_path):
     (tmp_path / 'docs' / 'results').mkdir(parents=True)
     (tmp_path / 'configs' / 'grloss').mkdir(parents=True)
     (tmp_path / 'docs' / 'results' / 'accuracy.json').write_text(json.dumps(
-        dict(an=runs(80., 82.), full=runs(96., 96.), gr=runs(93., 95.))))
+        dict(an=runs(80., 82.), full=runs(96., 96.), grloss=runs(93., 95.))))
     return tmp_path
 
 
 def test_blocks_are_rendered_from_the_json(repo):
     readme = repo / 'README.md'
     readme.write_text(
-        'GR <!-- results: mean_std accuracy gr -->90.00 +- 9.99'
-        '<!-- /results --> closes <!-- results: gap accuracy gr -->1%'
-        '<!-- /results --> (seeds <!-- results: seeds accuracy gr -->0'
+        'GR <!-- results: mean_std accuracy grloss -->90.00 +- 9.99'
+        '<!-- /results --> closes <!-- results: gap accuracy grloss -->1%'
+        '<!-- /results --> (seeds <!-- results: seeds accuracy grloss -->0'
         '<!-- /results -->; AN at seed 1: <!-- results: seed accuracy an 1 '
         '-->0<!-- /results -->, mean <!-- results: mean accuracy an -->0'
         '<!-- /results -->).\n')
@@ -43,9 +43,9 @@ def test_blocks_are_rendered_from_the_json(repo):
         'README.md: numbers differ from the results json']
     assert 'rewritten' in docs_tables.run(str(repo))[0]
     assert readme.read_text() == (
-        'GR <!-- results: mean_std accuracy gr -->94.00 +- 1.00'
-        '<!-- /results --> closes <!-- results: gap accuracy gr -->87%'
-        '<!-- /results --> (seeds <!-- results: seeds accuracy gr -->0, 1'
+        'GR <!-- results: mean_std accuracy grloss -->94.00 +- 1.00'
+        '<!-- /results --> closes <!-- results: gap accuracy grloss -->87%'
+        '<!-- /results --> (seeds <!-- results: seeds accuracy grloss -->0, 1'
         '<!-- /results -->; AN at seed 1: <!-- results: seed accuracy an 1 '
         '-->82.00<!-- /results -->, mean <!-- results: mean accuracy an -->'
         '81.00<!-- /results -->).\n')
@@ -56,23 +56,23 @@ def test_differences_spreads_and_the_papers_gap(repo):
     # an ablation run of GR: 90 and 92 (91.00), against the default runs'
     # GR 94.00 (3 points below) and their AN 81 and full labels 96
     (repo / 'docs' / 'results' / 'ablation.json').write_text(
-        json.dumps(dict(gr=runs(90., 92.))))
+        json.dumps(dict(grloss=runs(90., 92.))))
     res = docs_tables.Results(str(repo / 'docs' / 'results'))
 
     def render(spec):
         return docs_tables.render(spec, res)
 
-    assert render('diff ablation gr accuracy gr') == '-3.00'
-    assert render('delta ablation gr accuracy gr') == '3.00'
+    assert render('diff ablation grloss accuracy grloss') == '-3.00'
+    assert render('delta ablation grloss accuracy grloss') == '3.00'
     assert render('delta accuracy an accuracy full') == '15.00'
-    assert render('std ablation gr') == '1.00'
+    assert render('std ablation grloss') == '1.00'
     # (91 - 81) / (96 - 81) of the default runs' gap
-    assert render('gap_vs ablation gr accuracy') == '67%'
-    assert render('seed_list accuracy gr') == '93.00 / 95.00'
-    assert render('seconds accuracy gr') == '10'
+    assert render('gap_vs ablation grloss accuracy') == '67%'
+    assert render('seed_list accuracy grloss') == '93.00 / 95.00'
+    assert render('seconds accuracy grloss') == '10'
     # the GR paper on VOC: (89.83 - 85.89) / (89.42 - 85.89) of a 3.53 gap
-    assert render('paper VOC gr') == '89.83'
-    assert render('paper_gap VOC gr') == '112%'
+    assert render('paper VOC grloss') == '89.83'
+    assert render('paper_gap VOC grloss') == '112%'
     assert render('paper_gap_points VOC') == '3.53'
     assert render('paper_gap VOC opml') == '-'
 
