@@ -13,8 +13,9 @@ Each (method, draw) is one ``benchmark.accuracy`` run (resumable: a finished
 run is not trained again) under ``--work-root/<draw>``, with its validation
 and test scores kept. The uniform rows are trained likewise unless
 ``--uniform-from`` names an ``accuracy.json`` whose seed-0 mAPs stand in
-for them (no calibration columns then). ``--render`` only rewrites the
-page from the json.
+for them (no calibration columns then). ``--collect`` trains nothing and
+gathers the finished runs; ``--render`` only rewrites the page from the
+json.
 """
 import argparse
 import json
@@ -26,16 +27,19 @@ import sys
 import numpy as np
 
 from benchmark.common import REPO, dev_env
+from benchmark.pages.draws import ALPHA, DRAWS, METHODS, render
 
-#: The methods compared, in the page's order: the baseline, the seed
-#: methods and a teacher method.
-METHODS = ('an', 'grloss', 'em_apl', 'lasd', 'vlpl')
-#: The rules compared with the uniform draw.
-DRAWS = ('commonest', 'rarest')
 #: The synthetic teacher VLPL reads (benchmark.teacher_quality's noise).
 TEACHER_NOISE = 0.3
-ALPHA = 0.1
-DEMO = 'data/demo'
+
+
+def data_options(data_root):
+    """``--cfg-options`` that point the three dataloaders at
+    ``data_root`` (none for the demo's own folder)."""
+    if data_root == 'data/demo':
+        return []
+    return [f'{s}_dataloader.dataset.data_root={data_root}'
+            for s in ('train', 'val', 'test')]
 
 
 def observe_options(draw):
@@ -44,24 +48,44 @@ def observe_options(draw):
     return [f'{s}_dataloader.dataset.observe={draw}' for s in ('train', 'val')]
 
 
-def teacher_file(work_root):
+def ensure_data(data_root, num_train):
+    """Generate a demo dataset of ``num_train`` official-train images
+    (and half as many test images) into ``data_root`` if it is absent."""
+    if osp.isfile(osp.join(REPO, data_root, 'formatted_val_labels.npy')):
+        return
+    from spml_mm.datasets import make_demo_dataset
+    make_demo_dataset(osp.join(REPO, data_root), num_train=num_train,
+                      num_test=num_train // 2, seed=0)
+
+
+def teacher_file(work_root, data_root):
     """The demo's synthetic teacher (written once)."""
-    from benchmark.teacher_quality import write_teacher
+    import spml_mm  # noqa: F401
+    from mmengine.config import Config
+    from mmengine.registry import init_default_scope
+    from mmpretrain.registry import DATASETS
+
+    from spml_mm.benchmarks.synthetic_teacher import write_synthetic_teacher
     path = osp.join(REPO, work_root, f'teacher_noise{TEACHER_NOISE:g}.npz')
     if not osp.isfile(path):
         os.makedirs(osp.dirname(path), exist_ok=True)
-        write_teacher('configs/vlpl/vlpl_vgg11bn_demo.py', TEACHER_NOISE,
-                      path, 0)
+        init_default_scope('mmpretrain')
+        cfg = Config.fromfile(
+            osp.join(REPO, 'configs/vlpl/vlpl_vgg11bn_demo.py'))
+        dataset = dict(cfg.train_dataloader.dataset,
+                       data_root=osp.join(REPO, data_root))
+        write_synthetic_teacher(DATASETS.build(dataset), path, TEACHER_NOISE,
+                                0, 0)
     return path
 
 
-def run(method, draw, seeds, work_root):
+def run(method, draw, seeds, work_root, data_root):
     """Train and test one method under one draw (benchmark.accuracy)."""
     out = osp.join(work_root, draw)
-    options = observe_options(draw)
+    options = observe_options(draw) + data_options(data_root)
     if method == 'vlpl':
         options.append('model.head.label_bank.score_file='
-                       f'{teacher_file(work_root)}')
+                       f'{teacher_file(work_root, data_root)}')
     cmd = [sys.executable, '-m', 'benchmark.accuracy', '--suite', 'demo',
            '--methods', method, '--seeds', *map(str, seeds), '--work-root',
            out, '--out-dir', out, '--keep-scores']
@@ -71,12 +95,12 @@ def run(method, draw, seeds, work_root):
     subprocess.run(cmd, cwd=REPO, env=dev_env(), check=True)
 
 
-def observed_val(draw):
+def observed_val(draw, data_root):
     """The demo's validation split observed under ``draw`` (rows in the
-    split's order) and its full labels."""
+    split's order)."""
     import spml_mm  # noqa: F401
     from spml_mm.datasets import SPMLDataset
-    dataset = SPMLDataset(osp.join(REPO, DEMO), split='val',
+    dataset = SPMLDataset(osp.join(REPO, data_root), split='val',
                           val_labels='observed', observe=draw, pipeline=[])
     num_classes = len(dataset.metainfo['classes'])
     observed = np.zeros((len(dataset), num_classes))
@@ -85,7 +109,7 @@ def observed_val(draw):
     return observed
 
 
-def calibration(scores_prefix, draw):
+def calibration(scores_prefix, draw, data_root):
     """What the label-set calibrations give when the validation split's
     single positives follow ``draw``: the estimate of m against the true
     m, the class priors' error with the true m, and the test recall of
@@ -96,7 +120,7 @@ def calibration(scores_prefix, draw):
     val = np.load(scores_prefix + '_val.npz')
     test = np.load(scores_prefix + '_test.npz')
     full = (val['known'] == 1).astype(float)  # the demo validates on full
-    observed = observed_val(draw)
+    observed = observed_val(draw, data_root)
     assert observed.shape == full.shape
     m_true = float(full.sum(1).mean())
     m_est, _ = estimate_positives_per_image(val['scores'], observed)
@@ -112,7 +136,7 @@ def calibration(scores_prefix, draw):
                 conformal_min_class_recall=float(100 * per_class.min()))
 
 
-def collect(work_root, draws, seeds, uniform_from=None):
+def collect(work_root, draws, seeds, data_root, uniform_from=None):
     """Every finished run's test mAP and calibration, by draw and method."""
     from benchmark.suites import label_of
     rows = {}
@@ -139,71 +163,9 @@ def collect(work_root, draws, seeds, uniform_from=None):
                 prefix = osp.join(out, 'scores', 'accuracy', f'{key}_{seed}')
                 if osp.isfile(prefix + '_val.npz') and (
                         draw != 'uniform' or not uniform_from):
-                    row.update(calibration(prefix, draw))
+                    row.update(calibration(prefix, draw, data_root))
                 rows[f'{draw}/{method}/{seed}'] = row
     return rows
-
-
-def render(data):
-    """The page: mAP per method and draw, and the calibrations."""
-    rows = list(data['rows'].values())
-    draws = [d for d in ('uniform', *DRAWS)
-             if any(r['draw'] == d for r in rows)]
-    lines = [
-        '# Single positives chosen not uniformly',
-        '',
-        '<!-- written by benchmark.draws from draws.json; do not edit -->',
-        '',
-        f'Demo dataset, seed(s) {", ".join(map(str, data["seeds"]))}; '
-        f'{data["note"]}',
-        '',
-        '## Test mAP',
-        '',
-        '| method | ' + ' | '.join(draws) + ' |',
-        '| --- |' + ' --- |' * len(draws),
-    ]
-    for method in METHODS:
-        got = {r['draw']: r for r in rows if r['method'] == method}
-        if not got:
-            continue
-        label = next(iter(got.values()))['label']
-        cells = []
-        for draw in draws:
-            row = got.get(draw)
-            if row is None:
-                cells.append('-')
-                continue
-            text = f'{row["mAP"]:.2f}'
-            if draw != 'uniform' and 'uniform' in got:
-                text += f' ({row["mAP"] - got["uniform"]["mAP"]:+.2f})'
-            cells.append(text)
-        lines.append(f'| {label} | ' + ' | '.join(cells) + ' |')
-    lines += [
-        '',
-        '## Label-set calibrations',
-        '',
-        'On the validation split observed under each draw: m, the mean number '
-        'of labels per image (true / estimated by `estimate_positives_per_'
-        'image`); the class priors `class_priors` derives from the observed '
-        'positives with the true m (mean absolute error, points); conformal '
-        f'thresholds at alpha {ALPHA:g}: the recall they reach on every test '
-        f'positive (target {100 * (1 - ALPHA):.0f}%) and on the worst class.',
-        '',
-        '| method | draw | m true | m estimated | prior error | conformal '
-        'recall | worst class recall |',
-        '| --- | --- | --- | --- | --- | --- | --- |',
-    ]
-    for method in METHODS:
-        for draw in draws:
-            row = data['rows'].get(f'{draw}/{method}/{data["seeds"][0]}')
-            if not row or 'm_true' not in row:
-                continue
-            lines.append(
-                f'| {row["label"]} | {draw} | {row["m_true"]:.2f} | '
-                f'{row["m_est"]:.2f} | {row["prior_error"]:.2f} | '
-                f'{row["conformal_recall"]:.1f}% | '
-                f'{row["conformal_min_class_recall"]:.1f}% |')
-    return '\n'.join(lines) + '\n'
 
 
 def main(argv=None):
@@ -214,25 +176,34 @@ def main(argv=None):
     parser.add_argument('--seeds', nargs='+', type=int, default=[0])
     parser.add_argument('--work-root', default='work_dirs/draws')
     parser.add_argument('--out-dir', default='work_dirs/draws')
+    parser.add_argument('--data-root', default='data/demo',
+                        help='the demo dataset to train on (generated when '
+                        'absent, with --num-train official-train images)')
+    parser.add_argument('--num-train', type=int, default=4000)
     parser.add_argument('--uniform-from', default=None,
                         help='an accuracy.json whose runs stand in for the '
                         'uniform draw instead of training it')
     parser.add_argument('--note', default='', help='a line for the page')
     parser.add_argument('--render', action='store_true',
                         help='only render the page from the json')
+    parser.add_argument('--collect', action='store_true',
+                        help='train nothing: collect the finished runs '
+                        'into the json and render the page')
     args = parser.parse_args(argv)
     json_path = osp.join(REPO, args.out_dir, 'draws.json')
     if not args.render:
         draws = list(args.draws)
         if not args.uniform_from:
             draws = ['uniform'] + draws
-        for method in args.methods:
+        ensure_data(args.data_root, args.num_train)
+        for method in args.methods * (not args.collect):
             for draw in draws:
-                run(method, draw, args.seeds, args.work_root)
+                run(method, draw, args.seeds, args.work_root,
+                    args.data_root)
         data = dict(seeds=args.seeds, draws=args.draws, note=args.note,
-                    uniform_from=args.uniform_from,
+                    uniform_from=args.uniform_from, data_root=args.data_root,
                     rows=collect(args.work_root, args.draws, args.seeds,
-                                 args.uniform_from))
+                                 args.data_root, args.uniform_from))
         os.makedirs(osp.dirname(json_path), exist_ok=True)
         with open(json_path, 'w') as f:
             json.dump(data, f, indent=1, sort_keys=True)
