@@ -166,7 +166,8 @@ GUIDES = ('datasets', 'custom_and_partial_data', 'teacher_scores',
           'distributed_and_slurm', 'mixed_precision_and_gpu',
           'validation_without_full_labels', 'label_sets',
           'failure_and_recovery',
-          'label_bank_at_scale', 'benchmarks_and_analysis')
+          'label_bank_at_scale', 'benchmarks_and_analysis',
+          'adding_a_method')
 
 
 def _order_guides(app, docname, source):

@@ -97,3 +97,24 @@ def test_mmpretrains_hub_lists_and_builds_the_plugins_models():
     assert model.head.num_classes == 10
     assert model._config.filename.endswith(
         osp.join('configs', 'grloss', 'grloss_vgg11bn_demo.py'))
+
+
+#: the pages whose method table names every method folder, and how a row
+#: names it
+METHOD_TABLES = {
+    'README.md': 'configs/{}/README.md',
+    'docs/methods/index.md': '`configs/{}/`',
+    'docs/architecture.md': '{}/',
+}
+
+
+@pytest.mark.parametrize('page', METHOD_TABLES)
+def test_every_method_is_in_the_docs_method_tables(page):
+    """README's, the methods index's and the architecture's tables have a
+    row naming each card's folder (and README links each card's page)."""
+    with open(osp.join(REPO, page)) as f:
+        rows = '\n'.join(line for line in f if line.startswith('| '))
+    for key in list_methods():
+        assert METHOD_TABLES[page].format(key) in rows, (page, key)
+        if page == 'README.md':
+            assert get_method(key).page in rows, (page, key)
