@@ -21,9 +21,14 @@ pack collected, a results json changed under its page, no OpenMMLab stack
 for the GPU command (``inputs``); VLPL's and AEVLP's teacher score files:
 a regenerated dataset, another file at ``--resume``, a subset, no crops,
 no fingerprints, a text file, ``tools/check_dataset.py`` of a missing or
-foreign file, the documented CLIP command offline (``teacher``). Each
+foreign file, the documented CLIP command offline (``teacher``); the
+label-set tools misused: ``--out`` over an input or a user's file, a write
+killed halfway, thresholds of another model, checkpoints that do not fit,
+impossible calibrations, an 8000 x 8000 image, ``--cfg-options``
+expressions and the smaller mistakes (``label_sets``). Each
 scenario runs ``tools/train.py`` (``tools/test.py``,
-``tools/check_dataset.py``, ``tools/score_teacher.py``) on a
+``tools/check_dataset.py``, ``tools/score_teacher.py``,
+``tools/calibrate.py``, ``predict.py``, ``export_onnx.py``) on a
 160-image demo dataset in a temporary folder and classifies the outcome as
 one of :data:`RESULTS`: the right result, a clear error (it names the
 culprit and the fix), a silent wrong answer (exit status 0, wrong or missing
