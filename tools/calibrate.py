@@ -134,7 +134,7 @@ def main(argv=None):
     save_thresholds(out, record)
     priors = record.get('estimated_priors')
     if priors is not None:
-        print('estimated labels per image: '
+        print('\nestimated labels per image: '
               f'{record["estimated_positives_per_image"]:.2f} (from the '
               'scores and observed positives; --positives-per-image M '
               'to give it)')
