@@ -833,7 +833,7 @@ def _label_bank_update_problem(repo: str, rel: str,
     "before" column of docs/results/label_bank_update_before.json (the
     run's own --json, the "now" column, was not kept): each before number
     and the before run's source are checked against that json."""
-    from benchmark.label_bank import BANK_COLUMNS
+    from benchmark.pages.label_bank import BANK_COLUMNS
     path = osp.join(repo, 'docs', 'results', 'label_bank_update_before.json')
     try:
         before = _json(path)

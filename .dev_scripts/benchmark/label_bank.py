@@ -39,6 +39,7 @@ from spml_mm.models import LabelBank, OPMLLabelBank
 from spml_mm.models.label_banks.batch import ScoredBatch
 from spml_mm.models.label_banks.updaters import (AsymmetricPseudoLabeling,
                                                  OPMLLabelUpdater)
+from benchmark.pages.label_bank import BANK_COLUMNS
 from benchmark.spml_setups import SIZES
 from benchmark.common import REPO, command_line
 
@@ -71,10 +72,6 @@ def parse_args():
     return parser.parse_args()
 
 
-#: columns of the bank table: key of the timings, title
-BANK_COLUMNS = (('gather', 'assemble rows'), ('update', 'APL update'),
-                ('stats', 'diagnostic'), ('hook', 'APL, as the hook runs it'),
-                ('opml', 'OPML, as the hook runs it'))
 
 
 def bank_table(banks, before, command: str) -> str:

@@ -8,6 +8,11 @@ import torch
 from spml_mm.models.label_banks import LabelBank
 from benchmark.common import machine_summary
 
+#: columns of label_bank_update.md's bank table (benchmark.label_bank
+#: --md): key of the timings, title
+BANK_COLUMNS = (('gather', 'assemble rows'), ('update', 'APL update'),
+                ('stats', 'diagnostic'), ('hook', 'APL, as the hook runs it'),
+                ('opml', 'OPML, as the hook runs it'))
 STORAGES = ('full', 'float16', 'uint8')
 STORAGE_NAMES = dict(
     full='full (int8 state, float32 soft label)',
