@@ -36,13 +36,17 @@ $(DOCS_STAMP): docs/requirements.txt constraints.txt | $(STAMP)
 # the fast tier: every test but those marked slow (trainings through the
 # tools, other processes); the GPU tier's tests (marker gpu) skip without CUDA;
 # tests/test_docs.py builds the documentation site (about 20 s)
+# Both run on PYTEST_WORKERS xdist workers (0: in one process), a module's
+# tests on one worker (tests/conftest.py's groups); CI's 2 cores take 2.
+PYTEST_WORKERS ?= 2
+XDIST = -n $(PYTEST_WORKERS) --dist loadgroup
 test: $(STAMP) $(DOCS_STAMP)
-	$(PY) -m pytest tests -q -m "not slow"
+	$(PY) -m pytest tests -q -m "not slow" $(XDIST)
 
-# both tiers, as CI runs them
+# both tiers, as CI runs them; the slowest tests listed at the end
 .PHONY: test-all
 test-all: $(STAMP) $(DOCS_STAMP)
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q $(XDIST) --durations=30
 
 # the GPU tier alone (tests marked gpu): every method's step under
 # torch.cuda.set_sync_debug_mode('error'), train/dist_train/--resume on CUDA
