@@ -352,3 +352,17 @@ def test_a_stale_observed_labels_file_is_named(tiny_demo, tmp_path):
                        r'holds observed labels of shape .* it is stale'):
         DATASETS.build(dict(type='SPMLDataset', data_root=str(root),
                             split='train', pipeline=[]))
+
+
+def test_score_teacher_never_writes_over_its_input(tiny_demo, tmp_path):
+    """The command a refusal once advised (--scores OLD --out OLD
+    --overwrite) is refused: the file it reads is kept."""
+    scores = tmp_path / 'old.npz'
+    scores.write_bytes(b'the scores of my own tagger')
+    code, log = run('score_teacher', 'configs/vlpl/vlpl_vgg11bn_demo.py',
+                    '--source', 'file', '--scores', str(scores), '--out',
+                    str(scores), '--overwrite', '--cfg-options',
+                    f'train_dataloader.dataset.data_root={tiny_demo}')
+    assert code == 1
+    assert f"--out {scores} is one of this run's inputs" in log
+    assert scores.read_bytes() == b'the scores of my own tagger'
