@@ -5,6 +5,7 @@ from .em_loss import EMLoss, em_loss
 from .epr_loss import EPRLoss, epr_loss
 from .gpr import GPRLoss, gpr_loss
 from .gr import GRLoss, gr_loss
+from .ignore_loss import IGNORELoss, ignore_loss, ignore_rejection
 from .large_loss import LLLoss, large_loss_selection, ll_loss
 from .lasd_loss import LASDLoss, lasd_loss, theorem_5_4_lambda_neg
 from .role_loss import ROLELoss, role_loss
@@ -21,5 +22,5 @@ __all__ = [
     'UnifiedSPMLLoss', 'unified_spml_loss', 'OPMLLoss', 'opml_loss',
     'high_rank_penalty', 'EPRLoss', 'epr_loss', 'LLLoss', 'll_loss',
     'large_loss_selection', 'ROLELoss', 'role_loss', 'PartialBCELoss',
-    'partial_bce_loss'
+    'partial_bce_loss', 'IGNORELoss', 'ignore_loss', 'ignore_rejection'
 ]
