@@ -103,12 +103,8 @@ def _model_index():
 
 
 def _card(card: dict, folder: str, collection, models, parent=None):
-    common = dict(
-        folder=folder,
-        collection=collection.name,
-        paper=dict(collection.paper or {}) if isinstance(
-            collection.paper, dict) else {},
-        models=models)
+    """A :class:`Method` of a card's fields (a variant: its own, else its
+    method's page and procedure)."""
     return Method(
         key=card['Key'],
         label=str(card['Label']),
@@ -118,10 +114,14 @@ def _card(card: dict, folder: str, collection, models, parent=None):
         hooks=tuple(card.get('Hooks') or ()),
         loss_time_target=tuple(card.get('Loss Time Target') or ()),
         configs=dict(card['Configs']),
+        folder=folder,
+        collection=collection.name,
         page=card.get('Page') or parent.page,
         procedure=dict(card.get('Procedure') or parent.procedure),
         variant_of=parent and parent.key,
-        **common)
+        paper=dict(collection.paper) if isinstance(collection.paper,
+                                                   dict) else {},
+        models=models)
 
 
 @lru_cache(maxsize=None)
