@@ -42,8 +42,17 @@ class ConfigOptionsAction(DictAction):
     ``dict(type='ANLoss')``, ``[dict(type='X')]``, ``{'a': 1}``), which
     MMEngine's parser kept as a string (the run then failed on it far from
     the option) or, with a comma inside its brackets, recursed on until
-    Python's limit, is refused with the ways to set it.
+    Python's limit, is refused with the ways to set it, as the parser's
+    error (usage, message, exit status 2).
     """
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        # a value refused is the parser's error (usage, the message, exit
+        # status 2), not a traceback
+        try:
+            super().__call__(parser, namespace, values, option_string)
+        except ValueError as err:
+            raise argparse.ArgumentError(self, str(err)) from None
 
     @staticmethod
     def _parse_iterable(val: str) -> Any:

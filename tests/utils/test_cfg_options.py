@@ -14,9 +14,14 @@ from tests.conftest import REPO
 
 
 def parse(action, *values):
-    parser = argparse.ArgumentParser()
+    """The options parsed; a refused value raises ValueError with the
+    parser's message (a tool prints it with its usage, exit status 2)."""
+    parser = argparse.ArgumentParser(exit_on_error=False)
     parser.add_argument('--cfg-options', nargs='+', action=action)
-    return parser.parse_args(['--cfg-options', *values]).cfg_options
+    try:
+        return parser.parse_args(['--cfg-options', *values]).cfg_options
+    except argparse.ArgumentError as err:
+        raise ValueError(str(err)) from None
 
 
 @pytest.mark.parametrize('value', [
