@@ -129,8 +129,9 @@ class SPMLInferencer(ImageClassificationInferencer):
 
         def readable():
             for i, input_ in enumerate(inputs):
-                size = image_size(input_) if isinstance(input_,
-                                                        str) else None
+                size = image_size(input_) if isinstance(
+                    input_, str) else input_.shape[1::-1] if isinstance(
+                        input_, np.ndarray) else None
                 if size and size[0] * size[1] > self.max_pixels:
                     self.failed[i] = self.too_large(size)
                     continue

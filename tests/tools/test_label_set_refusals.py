@@ -266,6 +266,14 @@ def test_an_oversized_image_is_refused_before_it_is_read(bench, tmp_path):
     assert (f'{big}: cannot be read: 8000 x 8000 pixels, more than 4194304: '
             "the config's test pipeline has no Resize") in log
     assert f'{small}: ' in log and '1 of 2 images could not be read' in log
+    # the inferencer, from Python, on a decoded array too
+    from spml_mm.apis import SPMLInferencer
+    infer = SPMLInferencer(CONFIG, bench.a, thresholds='none', device='cpu',
+                           max_pixels=48 * 48)
+    results = infer([np.zeros((100, 60, 3), np.uint8),
+                     np.zeros((48, 48, 3), np.uint8)])
+    assert results[0]['error'].startswith('60 x 100 pixels, more than 2304')
+    assert 'pred_label' in results[1]
 
 
 def test_smaller_mistakes_are_named(bench, tmp_path):
