@@ -6,6 +6,7 @@ chooses the thresholds, for every method.
     python -m benchmark.label_sets --suite proxy-voc --fraction 0.2 \
         --out-dir docs/results
     python -m benchmark.label_sets --methods an gr --render-only
+    python -m benchmark.label_sets --real --out-dir docs/results
 
 Trains each method of a suite (seed 0, its config through
 ``tools/train.py``; on a proxy suite at the rate its accuracy page's search
@@ -17,10 +18,15 @@ Then it chooses thresholds on the validation split and measures the label
 sets on the test split: the head's 0.5, each calibration of
 ``tools/calibrate.py`` that needs no full labels (conformal per class at
 alpha 0.1 and 0.2, one pooled conformal threshold, class-prior matching and
-top-k with the data's mean number of labels per image), the F1 reference on
-a fully labelled validation subset, and the oracle (F1-optimal on the test
-labels themselves). Each suite is one section of
-``label_sets.{json,md,png}``; a run updates its own.
+top-k with the data's mean number of labels per image, class-prior
+matching with that number estimated from the validation scores and observed
+positives, ``tools/calibrate.py``'s default), the F1 reference on a fully
+labelled validation subset, and the oracle (F1-optimal on the test labels
+themselves), and the estimate's error against the data's number and class
+priors. Each suite is one section of ``label_sets.{json,md,png}``; a run
+updates its own. ``--real`` instead tries the estimate on ImageNet-ReaL's
+label sets (timm's ``imagenet_real_labels.json``) with scores simulated
+from them, and updates that section.
 """
 import argparse
 import json
@@ -137,6 +143,7 @@ def decisions(data, m):
     calibrations = {
         'global_0.1': ('global', dict(alpha=0.1)),
         'prior': ('prior', dict(positives_per_image=m)),
+        'prior_estimated': ('prior', {}),
         **{f'conformal_{a}': ('conformal', dict(alpha=a)) for a in ALPHAS}
     }
     for key, (method, options) in calibrations.items():
@@ -192,9 +199,96 @@ def evaluate(data):
     counts = (data['valobs_known'] == 1).sum(0)
     return dict(mAP=mean_average_precision(data['test_scores'], labels),
                 positives_per_image=m, decisions=rows,
+                estimate=estimate_error(data['val_scores'],
+                                        data['valobs_known'],
+                                        data['val_known'] == 1),
                 val_images=len(data['valobs_known']),
                 observed_per_class=[int(counts.min()), int(counts.max())],
                 conformal_recall=recall)
+
+
+def estimate_error(scores, observed, labels):
+    """The estimate of m and of the class priors
+    (:func:`spml_mm.evaluation.estimate_positives_per_image`) from
+    ``scores`` and the ``observed`` labels, against the full ``labels``
+    (N, C, bool) of the same images: m, its estimate and relative error
+    (%), the priors' mean absolute error (points) and the number of classes
+    whose estimate reached the bound no label set allows to pass, for which
+    ``tools/calibrate.py`` warns (``at_bound``)."""
+    from spml_mm.evaluation import estimate_positives_per_image
+    from spml_mm.evaluation.calibration import impossible_priors
+    found, priors = estimate_positives_per_image(scores, observed)
+    true = float(labels.sum(1).mean())
+    return dict(positives_per_image=true, estimated=found,
+                error=100 * (found - true) / true,
+                prior_error=100 * float(np.abs(priors -
+                                               labels.mean(0)).mean()),
+                at_bound=int(impossible_priors(priors, observed).sum()))
+
+
+#: ReaL's simulated scores: (a, b), positives ~ Beta(a, b), negatives
+#: ~ Beta(b, a): from a clean ranking to a weak one.
+REAL_LEVELS = ((20, 2), (10, 2), (6, 2), (4, 2))
+
+
+def real_label_sets():
+    """ImageNet-ReaL's label sets (50,000 validation images, each with the
+    classes the ReaL annotators found; the images with none left out), read
+    from timm's wheel (``pip install timm``), as an (N, 1000) bool array."""
+    try:
+        import timm.data
+    except ImportError:
+        sys.exit('--real reads imagenet_real_labels.json from timm\'s wheel: '
+                 'pip install timm (the pretrained extra)')
+    path = osp.join(osp.dirname(timm.data.__file__), '_info',
+                    'imagenet_real_labels.json')
+    with open(path) as f:
+        sets = [s for s in json.load(f) if s]
+    labels = np.zeros((len(sets), 1000), dtype=bool)
+    labels[np.repeat(np.arange(len(sets)), [len(s) for s in sets]),
+           np.concatenate(sets)] = True
+    return labels
+
+
+def real_estimates(seed=0, levels=REAL_LEVELS):
+    """The estimate of m on ReaL's label sets: one observed positive per
+    image drawn uniformly among its labels, scores simulated per level
+    (:data:`REAL_LEVELS`), each level's mAP (over 100 random classes with a
+    positive) and estimate's error (:func:`estimate_error`)."""
+    from spml_mm.evaluation import average_precision_per_class
+    labels = real_label_sets()
+    rng = np.random.default_rng(seed)
+    observed = np.zeros(labels.shape, dtype=np.int8)
+    for i, row in enumerate(labels):
+        found = np.flatnonzero(row)
+        observed[i, found[rng.integers(len(found))]] = 1
+    sizes = labels.sum(1)
+    shown = rng.choice(np.flatnonzero(labels.any(0)), 100, replace=False)
+    rows = []
+    for a, b in levels:
+        scores = np.where(labels, rng.beta(a, b, labels.shape),
+                          rng.beta(b, a, labels.shape)).astype(np.float32)
+        ap = average_precision_per_class(scores[:, shown], labels[:, shown])
+        rows.append(dict(a=a, b=b, mAP=float(np.mean(ap)),
+                         **estimate_error(scores, observed, labels)))
+        print(f'Beta({a}, {b}): mAP {rows[-1]["mAP"]:.1f}, m '
+              f'{rows[-1]["positives_per_image"]:.3f}, estimate '
+              f'{rows[-1]["estimated"]:.3f}', flush=True)
+        del scores
+    return dict(images=len(labels), classes=labels.shape[1],
+                multi_label=100 * float((sizes > 1).mean()), seed=seed,
+                levels=rows)
+
+
+def write_page(results, out_dir):
+    json_path = osp.join(out_dir, 'label_sets.json')
+    with open(json_path, 'w') as f:
+        json.dump(results, f, indent=1)
+    with open(osp.join(out_dir, 'label_sets.md'), 'w') as f:
+        f.write(render(results))
+    plot(results, osp.join(out_dir, 'label_sets.png'))
+    report_written(out_dir,
+                   ['label_sets.json', 'label_sets.md', 'label_sets.png'])
 
 
 def main():
@@ -210,8 +304,22 @@ def main():
     parser.add_argument('--work-root', default='work_dirs/label_sets')
     parser.add_argument('--render-only', action='store_true',
                         help='train nothing: the page from the kept scores')
+    parser.add_argument('--real', action='store_true',
+                        help='only the estimate of m on ReaL\'s label sets '
+                        'with simulated scores (needs timm)')
     add_out_dir(parser, 'label_sets.{json,md,png} and the kept scores')
     args = parser.parse_args()
+    json_path = osp.join(args.out_dir, 'label_sets.json')
+    results = dict(suites={})
+    if osp.isfile(json_path):
+        with open(json_path) as f:
+            results = json.load(f)
+    if args.real:
+        results['real'] = dict(real_estimates(args.seed),
+                               command=command_line(sys.argv),
+                               machine=machine_summary())
+        write_page(results, args.out_dir)
+        return
     methods = args.methods or [m for m in PAGE_METHODS
                                if m in suite_methods(args.suite)]
     name = run_name(args.suite, args.regime, args.fraction)
@@ -232,11 +340,6 @@ def main():
               f'{runs[method]["decisions"]["oracle"]["CF1"]:.1f}', flush=True)
     if not runs:
         sys.exit(f'no kept scores in {kept}; run without --render-only')
-    json_path = osp.join(args.out_dir, 'label_sets.json')
-    results = dict(suites={})
-    if osp.isfile(json_path):
-        with open(json_path) as f:
-            results = json.load(f)
     title = SUITE_TITLES[args.suite] + (
         '' if args.suite == 'demo' else
         f', {args.regime} regime' + ('' if args.fraction == 1 else
@@ -251,13 +354,7 @@ def main():
         positives_per_image=float(np.mean(
             [r['positives_per_image'] for r in runs.values()])),
         runs=runs, conclusion=conclusion(runs))
-    with open(json_path, 'w') as f:
-        json.dump(results, f, indent=1)
-    with open(osp.join(args.out_dir, 'label_sets.md'), 'w') as f:
-        f.write(render(results))
-    plot(results, osp.join(args.out_dir, 'label_sets.png'))
-    report_written(args.out_dir,
-                   ['label_sets.json', 'label_sets.md', 'label_sets.png'])
+    write_page(results, args.out_dir)
 
 
 if __name__ == '__main__':

@@ -3,6 +3,7 @@ import pytest
 
 from benchmark import label_sets
 from benchmark.pages import label_sets as label_sets_page
+from spml_mm.evaluation import estimate_positives_per_image, prior_thresholds
 
 
 def synthetic(seed=0, n=400, c=4):
@@ -43,6 +44,26 @@ def test_evaluate_against_direct_counts():
         (rows['prior']['CF1'] - rows['0.5']['CF1']) / gap)
     assert found['positives_per_image'] == pytest.approx(
         (data['val_known'] == 1).sum(1).mean())
+    # the estimate of m: the validation split's labels counted directly,
+    # and class-prior matching with the estimate is prior matching with m
+    # replaced by it
+    estimate = found['estimate']
+    val = data['val_known'] == 1
+    assert estimate['positives_per_image'] == pytest.approx(
+        val.sum(1).mean())
+    m, priors = estimate_positives_per_image(data['val_scores'],
+                                             data['valobs_known'])
+    assert estimate['estimated'] == pytest.approx(m)
+    assert estimate['error'] == pytest.approx(
+        100 * (m / val.sum(1).mean() - 1))
+    assert estimate['at_bound'] == 0
+    assert estimate['prior_error'] == pytest.approx(
+        100 * np.abs(priors - val.mean(0)).mean())
+    assert rows['prior_estimated'] == label_sets.label_set_metrics(
+        data['test_scores'] >= prior_thresholds(
+            data['val_scores'], data['valobs_known'], m)[0],
+        labels.astype(np.uint8)) | dict(
+            gap_closed=rows['prior_estimated']['gap_closed'])
     # conformal on exchangeable splits reaches about its target recall
     for alpha in label_sets_page.ALPHAS:
         reached = found['conformal_recall'][str(alpha)]['observed']
@@ -51,18 +72,44 @@ def test_evaluate_against_direct_counts():
 
 def test_page_renders_every_suite_and_says_which_to_use():
     runs = {m: label_sets.evaluate(synthetic(seed))
-            for seed, m in enumerate(('an', 'gr'))}
+            for seed, m in enumerate(('an', 'full'))}
     suite = dict(title='Demo dataset', command='cmd', machine='here',
                  positives_per_image=1.9, runs=runs,
                  conclusion=label_sets_page.conclusion(runs))
     page = label_sets_page.render(dict(suites={'demo': suite}))
     assert '## Demo dataset' in page and '| AN |' in page
-    assert '| GR |' in page
+    assert '| full-label BCE (upper bound) |' in page
     assert 'closes the most of the CF1 gap without full labels' in \
         suite['conclusion']
     header = [line for line in page.splitlines()
               if line.startswith('| method | mAP')][0]
     assert header.count('|') - 1 == 2 + len(label_sets_page.DECISIONS) + 2
+    assert '**Estimated labels per image**' in page
+    assert 'The estimate of m is within 15% of the data\'s for' in \
+        suite['conclusion']
+    # the section on ReaL's label sets, from its json entry
+    real = dict(command='cmd', machine='here', images=46837, classes=1000,
+                multi_label=15.9, seed=0, levels=[
+                    dict(a=20, b=2, mAP=99.9, positives_per_image=1.229,
+                         estimated=1.225, error=-0.3, prior_error=0.01,
+                         at_bound=0),
+                    dict(a=6, b=2, mAP=47.1, positives_per_image=1.229,
+                         estimated=27.3, error=2121, prior_error=2.6,
+                         at_bound=3)])
+    page = label_sets_page.render(dict(suites={'demo': suite}, real=real))
+    assert '| Beta(6, 2), Beta(2, 6) | 47.1 | 1.229 | 27.300 | +2121 |' in \
+        page
+    assert '| 1.225 | -0.3 |' in page
+    assert 'within 15% of m for 1 of 2 score levels' in page
+
+
+def test_real_label_sets_from_timm():
+    pytest.importorskip('timm')
+    labels = label_sets.real_label_sets()
+    # ReaL: 50,000 images, 46,837 with a label set, 1.23 labels each
+    assert labels.shape == (46837, 1000)
+    assert labels.sum(1).mean() == pytest.approx(1.2288, abs=1e-4)
+    assert (labels.sum(1) > 1).mean() == pytest.approx(0.1589, abs=1e-4)
 
 
 def test_a_refused_calibration_is_shown_not_fatal():

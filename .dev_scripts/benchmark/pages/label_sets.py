@@ -16,6 +16,7 @@ DECISIONS = {
     'conformal_0.1': 'conformal, alpha 0.1',
     'conformal_0.2': 'conformal, alpha 0.2',
     'prior': 'class prior',
+    'prior_estimated': 'class prior, estimated m',
     'topk': 'top-k',
     'f1_subset': f'F1 on {FULL_SUBSET} labelled val images',
     'oracle': 'oracle (test F1)',
@@ -26,7 +27,9 @@ NEAR = 5
 NEED_M = ('prior', 'topk')
 #: The decisions chosen without any full label.
 WITHOUT_FULL = ('global_0.1', 'conformal_0.1', 'conformal_0.2', 'prior',
-                'topk')
+                'prior_estimated', 'topk')
+#: The estimate of m counts as close within this relative error (%).
+CLOSE = 15
 
 
 def fmt(value, digits=1):
@@ -90,7 +93,86 @@ def suite_lines(suite):
         cells = [fmt(rec[str(a)][w]) for a in ALPHAS
                  for w in ('observed', 'all_positives')]
         lines.append(f'| {label_of(method)} | ' + ' | '.join(cells) + ' |')
+    lines += [''] + estimate_lines(runs)
     return lines + ['', suite['conclusion'], '']
+
+
+def signed(error):
+    """A relative error (%) with its sign, a decimal below 10."""
+    return f'{error:+.1f}' if abs(error) < 10 else f'{error:+.0f}'
+
+
+def gap_cell(row):
+    return 'refused' if 'refused' in row else fmt(
+        None if row['gap_closed'] is None else 100 * row['gap_closed'], 0)
+
+
+def estimate_lines(runs):
+    """The table of the estimate of m and the class priors per method."""
+    head = ['method', 'm (val)', 'estimated m', 'error (%)',
+            'class priors: mean abs. error (points)',
+            'classes at the bound (warned)',
+            'CF1 gap closed: data\'s m', 'CF1 gap closed: estimated m']
+    lines = ['**Estimated labels per image**: m and the class priors '
+             'estimated from the validation scores and observed positives '
+             '(top-bin mixture proportion estimation per class, m the sum '
+             'of the priors), against the validation split\'s full labels; '
+             '"at the bound": classes whose prior estimate reached C times '
+             'their observed rate, which no label set allows to pass, so '
+             'that `tools/calibrate.py` warns that m is too high',
+             '', '| ' + ' | '.join(head) + ' |', '| --- ' * len(head) + '|']
+    for method, run_ in runs.items():
+        est, rows = run_['estimate'], run_['decisions']
+        lines.append(
+            f'| {label_of(method)} | {est["positives_per_image"]:.2f} | '
+            f'{est["estimated"]:.2f} | {signed(est["error"])} | '
+            f'{est["prior_error"]:.1f} | {est["at_bound"]} | '
+            f'{gap_cell(rows["prior"])} | '
+            f'{gap_cell(rows["prior_estimated"])} |')
+    return lines
+
+
+def real_lines(real):
+    """The section on the estimate with ReaL's label sets."""
+    head = ['scores: positives, negatives', 'mAP (100 classes)', 'm',
+            'estimated m', 'error (%)',
+            'class priors: mean abs. error (points)',
+            'classes at the bound (warned)']
+    lines = [
+        '## The estimate of m on ImageNet-ReaL\'s label sets', '',
+        f'`{real["command"]}` on {real["machine"]}.', '',
+        f'The label sets ImageNet-ReaL gives the {real["images"]:,} '
+        f'ImageNet validation images that have one ({real["classes"]} '
+        f'classes, {real["multi_label"]:.1f}% of the images with more than '
+        'one label): a cardinality distribution no one here generated. One '
+        'observed positive per image drawn among its labels (seed '
+        f'{real["seed"]}); scores simulated, positives ~ Beta(a, b), '
+        'negatives ~ Beta(b, a).', '',
+        '| ' + ' | '.join(head) + ' |', '| --- ' * len(head) + '|']
+    for row in real['levels']:
+        lines.append(
+            f'| Beta({row["a"]}, {row["b"]}), Beta({row["b"]}, {row["a"]}) '
+            f'| {row["mAP"]:.1f} | {row["positives_per_image"]:.3f} | '
+            f'{row["estimated"]:.3f} | {signed(row["error"])} | '
+            f'{row["prior_error"]:.2f} | {row["at_bound"]} |')
+    close = [r for r in real['levels'] if abs(r['error']) <= CLOSE]
+    text = (f'The estimate is within {CLOSE}% of m for {len(close)} of '
+            f'{len(real["levels"])} score levels')
+    if len(close) < len(real['levels']):
+        worst = min(real['levels'], key=lambda r: r['mAP'])
+        text += (f'; it overestimates m where the ranking is weak (mAP '
+                 f'{worst["mAP"]:.1f}: {worst["estimated"]:.2f} for '
+                 f'{worst["positives_per_image"]:.2f}): among 1,000 rare '
+                 'classes (a prior of about 0.1% each) the top bin of a '
+                 'class holds negatives unless the positives score above '
+                 'nearly every negative, and every class\'s excess adds '
+                 'up in the sum')
+        if not any(r['at_bound'] for r in real['levels']
+                   if abs(r['error']) > CLOSE):
+            text += ('; no class reached the bound '
+                     f'({real["classes"]} times its observed rate), so '
+                     '`tools/calibrate.py` would not warn')
+    return lines + ['', text + '.', '']
 
 
 def ordered(results):
@@ -110,7 +192,10 @@ def render(results):
         f'uses the full labels of {FULL_SUBSET} validation images, the '
         'oracle the test labels themselves. m, the mean number of labels '
         'per image that class-prior matching and top-k need, is the '
-        'data\'s. Percent. "closed": the share of the CF1 gap between the '
+        'data\'s, except in "class prior, estimated m" (the default of '
+        '`tools/calibrate.py`), which estimates it from the validation '
+        'scores and observed positives. Percent. "closed": the share of '
+        'the CF1 gap between the '
         '0.5 threshold and the oracle that the best calibration without '
         'full labels closes. Recall of conformal thresholds: per class, '
         'averaged over the classes, on one observed positive per test image '
@@ -119,6 +204,8 @@ def render(results):
         '![CF1 per method and calibration](label_sets.png)', '']
     for suite in ordered(results):
         lines += suite_lines(suite)
+    if 'real' in results:
+        lines += real_lines(results['real'])
     return '\n'.join(lines)
 
 
@@ -158,6 +245,15 @@ def conclusion(runs):
     if best in NEED_M:
         text += (f' Without m, {DECISIONS[free]} closes the most '
                  f'({100 * mean[free]:.0f}%).')
+    if 'prior_estimated' in mean:
+        errors = [r['estimate']['error'] for r in runs.values()]
+        high = [g for g in gaps['prior_estimated'] if g >= 0.85]
+        text += (f' The estimate of m is within {CLOSE}% of the data\'s '
+                 f'for {sum(abs(e) <= CLOSE for e in errors)} of '
+                 f'{len(errors)} methods (error {min(errors):+.0f}% to '
+                 f'{max(errors):+.0f}%); with it, class-prior matching '
+                 f'closes at least 85% of the gap for {len(high)} of '
+                 f'{len(gaps["prior_estimated"])} methods.')
     for key, names in refused.items():
         if names:
             first = next(r for r in runs.values()
