@@ -114,7 +114,8 @@ def calibration(scores_prefix, draw, data_root):
     single positives follow ``draw``: the estimate of m against the true
     m, the class priors' error with the true m, and the test recall of
     conformal thresholds (target 1 - ALPHA on observed positives)."""
-    from spml_mm.evaluation.calibration import (class_priors,
+    from spml_mm.evaluation.calibration import (CalibrationError,
+                                                class_priors,
                                                 conformal_thresholds,
                                                 estimate_positives_per_image)
     val = np.load(scores_prefix + '_val.npz')
@@ -126,11 +127,16 @@ def calibration(scores_prefix, draw, data_root):
     m_est, _ = estimate_positives_per_image(val['scores'], observed)
     priors = class_priors(observed, m_true)
     prior_error = float(100 * np.abs(priors - full.mean(0)).mean())
-    thresholds, _ = conformal_thresholds(val['scores'], observed, ALPHA)
+    found = dict(m_true=m_true, m_est=float(m_est), prior_error=prior_error,
+                 observed_min_class=int(observed.sum(0).min()))
+    try:
+        thresholds, _ = conformal_thresholds(val['scores'], observed, ALPHA)
+    except CalibrationError as err:  # a class with too few observations
+        return dict(found, conformal_refused=str(err).split(' (')[0])
     truth = test['known'] == 1
     hit = test['scores'] >= thresholds
     per_class = (hit & truth).sum(0) / np.maximum(truth.sum(0), 1)
-    return dict(m_true=m_true, m_est=float(m_est), prior_error=prior_error,
+    return dict(found,
                 conformal_recall=float(100 * (hit & truth).sum() /
                                        truth.sum()),
                 conformal_min_class_recall=float(100 * per_class.min()))
@@ -160,7 +166,8 @@ def collect(work_root, draws, seeds, data_root, uniform_from=None):
                 row = dict(method=method, label=label_of(method), draw=draw,
                            seed=int(seed), mAP=run_['mAP'],
                            seconds=run_.get('seconds'))
-                prefix = osp.join(out, 'scores', 'accuracy', f'{key}_{seed}')
+                prefix = osp.join(out, 'scores', 'accuracy',
+                                  f'{key}_seed{seed}')
                 if osp.isfile(prefix + '_val.npz') and (
                         draw != 'uniform' or not uniform_from):
                     row.update(calibration(prefix, draw, data_root))
