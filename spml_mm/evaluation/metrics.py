@@ -6,7 +6,6 @@ import torch
 from mmengine.evaluator import BaseMetric
 from mmengine.logging import print_log
 from mmpretrain.registry import METRICS
-from sklearn.metrics import average_precision_score
 
 from spml_mm.utils.average_precision import average_precision_per_class
 
@@ -56,6 +55,8 @@ def annotated_average_precision_per_class(
         left out; and the number of classes left out, ``'no positive'`` and
         ``'no negative'`` (a class with neither counts as no positive).
     """
+    # imported where it ranks, as in average_precision_per_class
+    from sklearn.metrics import average_precision_score
     scores, known = np.asarray(scores), np.asarray(known)
     if scores.shape != known.shape or scores.ndim != 2:
         raise ValueError(f'scores and labels must both be (N, C), got '

@@ -3,7 +3,6 @@ metrics (:mod:`spml_mm.evaluation.metrics`) and the OPML label update rule
 (:class:`~spml_mm.models.label_banks.updaters.OPMLLabelUpdater`) share, here
 below both of them."""
 import numpy as np
-from sklearn.metrics import average_precision_score
 
 
 def average_precision_per_class(scores: np.ndarray,
@@ -22,6 +21,10 @@ def average_precision_per_class(scores: np.ndarray,
         np.ndarray: AP per class (C,), in percent, NaN for a class without a
         positive.
     """
+    # imported here: scikit-learn (and SciPy under it) costs a second of
+    # every process that imports spml_mm but never ranks (a training
+    # without validation, a refused run, the tools that only predict)
+    from sklearn.metrics import average_precision_score
     scores, labels = np.asarray(scores), np.asarray(labels)
     if scores.shape != labels.shape or scores.ndim != 2:
         raise ValueError(f'scores and labels must both be (N, C), got '
