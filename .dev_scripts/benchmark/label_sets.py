@@ -19,11 +19,11 @@ sets on the test split: the head's 0.5, each calibration of
 ``tools/calibrate.py`` that needs no full labels (conformal per class at
 alpha 0.1 and 0.2, one pooled conformal threshold, class-prior matching and
 top-k with the data's mean number of labels per image, class-prior
-matching with that number estimated from the validation scores and observed
-positives, ``tools/calibrate.py``'s default), the F1 reference on a fully
-labelled validation subset, and the oracle (F1-optimal on the test labels
-themselves), and the estimate's error against the data's number and class
-priors. Each suite is one section of ``label_sets.{json,md,png}``; a run
+matching with each class's prior estimated from the validation scores and
+observed positives, ``tools/calibrate.py``'s default), the F1 reference on
+a fully labelled validation subset, and the oracle (F1-optimal on the test
+labels themselves), and the estimate's error against the data's number and
+class priors. Each suite is one section of ``label_sets.{json,md,png}``; a run
 updates its own. ``--real`` instead tries the estimate on ImageNet-ReaL's
 label sets (timm's ``imagenet_real_labels.json``) with scores simulated
 from them, and updates that section.

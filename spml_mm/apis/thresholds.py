@@ -127,10 +127,11 @@ def calibrate(method: str,
         alpha (float): Miss rate of ``'conformal'`` and ``'global'``.
         positives_per_image (float, optional): The mean number m of labels
             per image, which ``'prior'`` and ``'topk'`` need; without it they
-            estimate it from the scores and observed positives
-            (``spml_mm.evaluation.estimate_positives_per_image``) and
-            record the estimate and each class's prior
-            (``estimated_positives_per_image``, ``estimated_priors``).
+            estimate each class's prior from the scores and observed
+            positives, and m as their sum
+            (``spml_mm.evaluation.estimate_positives_per_image``), record
+            both (``estimated_positives_per_image``, ``estimated_priors``),
+            and ``'prior'`` predicts each class on its estimated prior.
 
     Returns:
         dict: The thresholds file's content (without ``format``).
@@ -160,8 +161,11 @@ def calibrate(method: str,
         thresholds, counts = fn(scores, known, alpha, *args)
         record.update(alpha=alpha)
     elif method == 'prior':
-        thresholds, counts = prior_thresholds(scores, known,
-                                              positives_per_image, classes)
+        # with the priors estimated, each class on its own estimate (the
+        # share of its observed positives differs between classes)
+        thresholds, counts = prior_thresholds(
+            scores, known, positives_per_image, classes,
+            estimated.get('estimated_priors'))
     elif method == 'topk':
         topk = max(1, int(round(positives_per_image)))
         return dict(record, topk=topk,

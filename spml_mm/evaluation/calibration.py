@@ -245,10 +245,12 @@ def estimate_positives_per_image(
 def prior_thresholds(scores: np.ndarray,
                      observed: np.ndarray,
                      positives_per_image: float,
-                     classes: Sequence[str] = None
+                     classes: Sequence[str] = None,
+                     priors: np.ndarray = None
                      ) -> Tuple[np.ndarray, np.ndarray]:
     """Per class, the threshold at which class k is predicted on the share
-    ``pi_k`` (:func:`class_priors`) of the calibration images: the
+    ``pi_k`` (:func:`class_priors`, or ``priors`` when given, e.g.
+    :func:`estimate_class_priors`) of the calibration images: the
     ``ceil(pi_k N)``-th highest score of the class.
 
     Raises:
@@ -259,7 +261,8 @@ def prior_thresholds(scores: np.ndarray,
     counts = (observed == 1).sum(0)
     classes = classes or [str(k) for k in range(len(counts))]
     _too_few(classes, counts, 1, 'its prior cannot be estimated')
-    priors = class_priors(observed, positives_per_image)
+    priors = class_priors(observed, positives_per_image) if priors is None \
+        else np.asarray(priors, dtype=float)
     ranked = -np.sort(-scores, axis=0)
     num = np.clip(np.ceil(priors * len(scores) - 1e-9).astype(int), 1,
                   len(scores))

@@ -78,6 +78,9 @@ def test_prior_thresholds_predict_the_prior_share():
     t, n = prior_thresholds(scores, observed, 2)
     np.testing.assert_array_equal((scores >= t).sum(0), [20, 10])
     np.testing.assert_array_equal(n, [10, 5])
+    # given priors replace m n_k / N
+    t, _ = prior_thresholds(scores, observed, 2, priors=np.array([.3, .05]))
+    np.testing.assert_array_equal((scores >= t).sum(0), [30, 5])
     observed[:, 1] = 0
     with pytest.raises(CalibrationError, match=r"'b' \(0\)"):
         prior_thresholds(scores, observed, 2, ['a', 'b'])
@@ -116,8 +119,9 @@ def test_calibrate_records_and_refusals():
     assert prior['estimated_positives_per_image'] == m
     assert prior['positives_per_image'] == m
     np.testing.assert_allclose(prior['estimated_priors'], priors)
-    np.testing.assert_allclose(prior['thresholds'],
-                               prior_thresholds(scores, known, m)[0])
+    np.testing.assert_allclose(
+        prior['thresholds'],
+        prior_thresholds(scores, known, m, priors=priors)[0])
     assert calibrate('topk', scores, known, ['a', 'b'])['topk'] == \
         max(1, round(m))
     with pytest.raises(ValueError, match='val_full_subset'):

@@ -45,8 +45,8 @@ def test_evaluate_against_direct_counts():
     assert found['positives_per_image'] == pytest.approx(
         (data['val_known'] == 1).sum(1).mean())
     # the estimate of m: the validation split's labels counted directly,
-    # and class-prior matching with the estimate is prior matching with m
-    # replaced by it
+    # and class-prior matching with the estimate predicts each class on its
+    # estimated prior's share
     estimate = found['estimate']
     val = data['val_known'] == 1
     assert estimate['positives_per_image'] == pytest.approx(
@@ -61,7 +61,8 @@ def test_evaluate_against_direct_counts():
         100 * np.abs(priors - val.mean(0)).mean())
     assert rows['prior_estimated'] == label_sets.label_set_metrics(
         data['test_scores'] >= prior_thresholds(
-            data['val_scores'], data['valobs_known'], m)[0],
+            data['val_scores'], data['valobs_known'], m,
+            priors=priors)[0],
         labels.astype(np.uint8)) | dict(
             gap_closed=rows['prior_estimated']['gap_closed'])
     # conformal on exchangeable splits reaches about its target recall

@@ -16,7 +16,7 @@ DECISIONS = {
     'conformal_0.1': 'conformal, alpha 0.1',
     'conformal_0.2': 'conformal, alpha 0.2',
     'prior': 'class prior',
-    'prior_estimated': 'class prior, estimated m',
+    'prior_estimated': 'class prior, estimated',
     'topk': 'top-k',
     'f1_subset': f'F1 on {FULL_SUBSET} labelled val images',
     'oracle': 'oracle (test F1)',
@@ -112,7 +112,7 @@ def estimate_lines(runs):
     head = ['method', 'm (val)', 'estimated m', 'error (%)',
             'class priors: mean abs. error (points)',
             'classes at the bound (warned)',
-            'CF1 gap closed: data\'s m', 'CF1 gap closed: estimated m']
+            'CF1 gap closed: data\'s m', 'CF1 gap closed: estimated priors']
     lines = ['**Estimated labels per image**: m and the class priors '
              'estimated from the validation scores and observed positives '
              '(top-bin mixture proportion estimation per class, m the sum '
@@ -192,9 +192,10 @@ def render(results):
         f'uses the full labels of {FULL_SUBSET} validation images, the '
         'oracle the test labels themselves. m, the mean number of labels '
         'per image that class-prior matching and top-k need, is the '
-        'data\'s, except in "class prior, estimated m" (the default of '
-        '`tools/calibrate.py`), which estimates it from the validation '
-        'scores and observed positives. Percent. "closed": the share of '
+        'data\'s, except in "class prior, estimated" (the default of '
+        '`tools/calibrate.py`), which estimates each class\'s prior from '
+        'the validation scores and observed positives and predicts the '
+        'class on it. Percent. "closed": the share of '
         'the CF1 gap between the '
         '0.5 threshold and the oracle that the best calibration without '
         'full labels closes. Recall of conformal thresholds: per class, '
@@ -251,7 +252,8 @@ def conclusion(runs):
         text += (f' The estimate of m is within {CLOSE}% of the data\'s '
                  f'for {sum(abs(e) <= CLOSE for e in errors)} of '
                  f'{len(errors)} methods (error {min(errors):+.0f}% to '
-                 f'{max(errors):+.0f}%); with it, class-prior matching '
+                 f'{max(errors):+.0f}%); with the estimated priors, '
+                 'class-prior matching '
                  f'closes at least 85% of the gap for {len(high)} of '
                  f'{len(gaps["prior_estimated"])} methods.')
     for key, names in refused.items():
