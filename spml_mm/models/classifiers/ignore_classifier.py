@@ -102,7 +102,9 @@ class IGNOREClassifier(ImageClassifier):
             raise ValueError(
                 f'IGNOREClassifier: cam_norm must be one of {CAM_NORMS}, '
                 f'got {cam_norm!r}')
-        if isinstance(head, dict) and isinstance(head.get('loss'), dict):
+        if isinstance(head, dict) and isinstance(
+                head.get('loss'), dict) and head['loss'].get(
+                    'type') in ('IGNORELoss', IGNORELoss):
             loss = dict(head['loss'])
             loss.setdefault('num_classes', head.get('num_classes'))
             head = dict(head, loss=loss)

@@ -75,8 +75,9 @@ def ignore_loss(z: torch.Tensor,
     Returns:
         torch.Tensor: The scalar loss.
     """
-    z = z.float()
-    z_strong = z_strong.float()
+    # float32 at least (autocast's half logits), float64 kept
+    z = z if z.dtype == torch.float64 else z.float()
+    z_strong = z_strong.to(z.dtype)
     s = s.to(z.dtype)
 
     def neg_log_p(x):  # -log p, -log(1 - p)
@@ -214,8 +215,8 @@ class IGNORELoss(nn.Module, EpochScheduled):
                           s: torch.Tensor) -> None:
         """One EMA step of both thresholds from a batch (in place, on the
         device)."""
-        z = z.detach().float()
-        gap = (z - z_masked.detach().float()).abs()
+        z = z.detach().to(self.avg_threshold.dtype)
+        gap = (z - z_masked.detach().to(z.dtype)).abs()
         s = s.to(z.dtype)
         gap_mean = (gap * s).sum() / s.sum().clamp(min=1.)
         self.gap_threshold.mul_(self.gap_lambda).add_(
