@@ -18,6 +18,7 @@ from mmpretrain.structures import DataSample
 
 import spml_mm
 from spml_mm.apis import get_method, list_methods
+from benchmark.spml_setups import num_views as setup_views
 from benchmark.spml_setups import start_schedules
 from benchmark.common import REPO
 
@@ -61,9 +62,12 @@ def load(method: str, dataset: str, args) -> Config:
 
 
 def num_views(cfg: Config) -> int:
-    """The views of each image a config's step runs on."""
-    return 3 if cfg.data_preprocessor.get('type') == \
-        'MultiViewDataPreprocessor' else 1
+    """The views of each image a config's step runs on: its training
+    pipeline's MultiView (LASD's 3, IGNORE's 2) with the multi-view
+    preprocessor, else 1."""
+    if cfg.data_preprocessor.get('type') != 'MultiViewDataPreprocessor':
+        return 1
+    return setup_views(cfg)
 
 
 def with_precision(cfg: Config, precision: str) -> Config:

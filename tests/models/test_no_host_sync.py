@@ -26,7 +26,7 @@ from spml_mm.apis import get_method, list_methods
 from tests.conftest import REPO
 from tests.sync_counting import count_syncs
 from benchmark.gpu_steps import TINY_BACKBONE
-from benchmark.spml_setups import start_schedules
+from benchmark.spml_setups import num_views, start_schedules
 
 BATCH, SIZE, NUM_SAMPLES = 4, 32, 16
 
@@ -34,21 +34,26 @@ BATCH, SIZE, NUM_SAMPLES = 4, 32, 16
 METHODS = list_methods(variants=True, suite='coco')
 
 
-def build(cfg, head, data_preprocessor, device='meta'):
+def build(cfg, head, data_preprocessor, device='meta', classifier=None):
     """A tiny ResNet with ``head`` and ``data_preprocessor`` on ``device``
     (meta: the synchronisation count's stand-in for a GPU), in an epoch
-    where every schedule runs, and its ``cfg.optim_wrapper``."""
+    where every schedule runs, and its ``cfg.optim_wrapper``;
+    ``classifier``: the config's model type and options (IGNORE's), else
+    MMPretrain's ImageClassifier."""
     init_default_scope('mmpretrain')
     model = MODELS.build(
-        dict(type='ImageClassifier', backbone=TINY_BACKBONE,
+        dict(classifier or dict(type='ImageClassifier'),
+             backbone=TINY_BACKBONE,
              neck=dict(type='GlobalAveragePooling'),
              head=dict(head, in_channels=64),
              data_preprocessor=data_preprocessor))
     bank = getattr(model.head, 'label_bank', None)
     if bank is not None:
         bank.allocate(NUM_SAMPLES)
-    # an epoch where every schedule runs (LL: k > 0; LL-Cp corrects)
-    start_schedules(model, cfg, epoch=2)
+    # an epoch where every schedule runs (LL: k > 0; LL-Cp corrects;
+    # IGNORE: past its warm-up)
+    start_schedules(model, cfg, epoch=max(
+        2, *(getattr(m, 'warm_up', 0) for m in model.modules())))
     model = model.to(device).train()
     return model, build_optim_wrapper(model, copy.deepcopy(cfg.optim_wrapper))
 
@@ -91,18 +96,23 @@ def added_syncs(key, bank_options=None, full=False):
         head.label_bank.update(bank_options)
     preprocessor = dict(cfg.data_preprocessor)
     preprocessor.setdefault('type', 'ClsDataPreprocessor')
-    num_views = 3 if preprocessor['type'] == 'MultiViewDataPreprocessor' \
-        else 1
+    views = num_views(cfg) if preprocessor['type'] == \
+        'MultiViewDataPreprocessor' else 1
+    classifier = {
+        k: v
+        for k, v in cfg.model.items()
+        if k not in ('backbone', 'neck', 'head', 'data_preprocessor')
+    }
     stock = build(
         cfg,
         dict(type='MultiLabelLinearClsHead', num_classes=head.num_classes,
              loss=dict(type='CrossEntropyLoss', use_sigmoid=True)),
         dict(cfg.data_preprocessor, type='ClsDataPreprocessor'))
-    spml = build(cfg, head, preprocessor)
+    spml = build(cfg, head, preprocessor, classifier=classifier)
     if full:
         spml[0].head.label_bank.start_recording()
     reference = step_syncs(*stock, batch(1, head.num_classes, full))
-    counted = step_syncs(*spml, batch(num_views, head.num_classes, full))
+    counted = step_syncs(*spml, batch(views, head.num_classes, full))
     # the step ran to the optimizer's update, which gave it its state
     assert spml[1].optimizer.state
     # the stock step waits on nothing after its data preprocessor either
