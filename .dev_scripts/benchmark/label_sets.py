@@ -5,7 +5,7 @@ chooses the thresholds, for every method.
     python -m benchmark.label_sets --out-dir docs/results
     python -m benchmark.label_sets --suite proxy-voc --fraction 0.2 \
         --out-dir docs/results
-    python -m benchmark.label_sets --methods an gr --render-only
+    python -m benchmark.label_sets --methods an grloss --render-only
     python -m benchmark.label_sets --real --out-dir docs/results
 
 Trains each method of a suite (seed 0, its config through
@@ -36,6 +36,8 @@ import sys
 
 import numpy as np
 
+from spml_mm.apis import get_method, list_methods
+
 from benchmark.pages.accuracy import chosen_lrs
 from benchmark.pages.label_sets import (ALPHAS, FULL_SUBSET, conclusion,
                                         plot, render)
@@ -46,9 +48,10 @@ from benchmark.training import prepare_suite, resume_option, run
 from benchmark.common import (REPO, RESULTS_DIR, add_out_dir, command_line,
                           machine_summary)
 
-#: The methods of the page: every single-positive method and the bounds.
-PAGE_METHODS = ('an', 'full', 'gr', 'em', 'em_apl', 'lasd', 'opml',
-                'opml_sp', 'epr', 'role', 'll_r', 'll_ct', 'll_cp')
+#: The methods of the page: every single-positive method and the bounds
+#: (not those that read a teacher's scores, nor partial labels' BCE).
+PAGE_METHODS = tuple(m for m in list_methods(variants=True)
+                     if get_method(m).kind != 'teacher' and m != 'partial')
 
 
 def run_name(suite, regime, fraction):
