@@ -53,9 +53,9 @@ test-all: $(STAMP) $(DOCS_STAMP)
 test-gpu: $(STAMP)
 	$(PY) -m pytest tests -q -m gpu -rs
 
-# one tiny training per method through the real configs (CI)
+# one tiny training per method through the real configs (CI), two side by side
 bench-quick: $(STAMP) data/demo/formatted_val_labels.npy
-	PYTHONPATH=.dev_scripts $(PY) -m benchmark.accuracy --quick --rerun --work-root work_dirs/benchmark_quick
+	PYTHONPATH=.dev_scripts $(PY) -m benchmark.accuracy --quick --rerun --jobs 2 --work-root work_dirs/benchmark_quick
 
 # the numbers the README and the docs quote against their json (.dev_scripts/docs_tables.py)
 .PHONY: docs-tables
