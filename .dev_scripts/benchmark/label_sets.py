@@ -138,6 +138,7 @@ def decisions(data, m):
     its calibration refused (too few observed positives in a class)."""
     from spml_mm.apis import calibrate
     from spml_mm.evaluation import CalibrationError, f1_optimal_thresholds
+    from spml_mm.models.heads import apply_decision
     val, test = data['val_scores'], data['test_scores']
     observed, classes = data['valobs_known'], data['classes']
     rng = np.random.RandomState(0)
@@ -155,12 +156,10 @@ def decisions(data, m):
         except CalibrationError as err:
             sets[key] = str(err).split(' (')[0]
             continue
-        sets[key] = test >= np.array(record['thresholds'])
-    k = calibrate('topk', val, observed, classes,
-                  positives_per_image=m)['topk']
-    top = np.argsort(-test, axis=1)[:, :k]
-    sets['topk'] = np.zeros_like(test, dtype=bool)
-    np.put_along_axis(sets['topk'], top, True, axis=1)
+        sets[key] = apply_decision(test, record)
+    sets['topk'] = apply_decision(
+        test, calibrate('topk', val, observed, classes,
+                        positives_per_image=m))
     ref, _ = f1_optimal_thresholds(val[subset],
                                    data['val_known'][subset] == 1)
     sets['f1_subset'] = test >= ref

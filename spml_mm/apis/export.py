@@ -4,6 +4,8 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from spml_mm.models.heads import apply_decision
+
 #: The metadata key an exported graph carries (:func:`exported_by_spml_mm`).
 METADATA_KEY = 'spml_mm.label_sets'
 
@@ -33,10 +35,8 @@ class LabelSetModel(nn.Module):
                                       False))
         head = model.head
         self.thr, self.topk = head.thr, head.topk
-        offset = getattr(head, 'logit_offset', None)
-        self.register_buffer(
-            'offset', offset if offset is not None else torch.zeros(
-                head.num_classes))
+        self.register_buffer('thresholds',
+                             getattr(head, 'class_thresholds', None))
 
     def forward(self, images: torch.Tensor):
         preprocessor = self.model.data_preprocessor
@@ -46,11 +46,9 @@ class LabelSetModel(nn.Module):
             images = (images - preprocessor.mean) / preprocessor.std
         logits = self.model.head(self.model.extract_feat(images))
         scores = torch.sigmoid(logits)
-        if self.thr is not None:
-            labels = torch.sigmoid(logits - self.offset) >= self.thr
-        else:
-            top = scores.topk(self.topk, dim=1).indices
-            labels = torch.zeros_like(scores).scatter(1, top, 1.) > 0
+        labels = apply_decision(
+            scores, dict(thr=self.thr, topk=self.topk,
+                         thresholds=self.thresholds))
         return scores, labels
 
 

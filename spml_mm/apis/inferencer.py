@@ -182,7 +182,7 @@ class SPMLInferencer(ImageClassificationInferencer):
                 results.append(dict(error=self.failed[i]))
                 continue
             sample = next(answers)
-            scores = sample.get('raw_score', sample.pred_score)
+            scores = sample.pred_score
             labels = torch.as_tensor(sample.pred_label).cpu().tolist()
             labels = sorted(labels, key=lambda k: -float(scores[k]))
             results.append(

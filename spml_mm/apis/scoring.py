@@ -44,7 +44,7 @@ def score_split(model: torch.nn.Module, cfg: Config, split: str,
     for data in loader:
         samples = model.test_step(data)
         for sample in samples:
-            score = sample.get('raw_score', sample.pred_score)
+            score = sample.pred_score
             scores.append(score.float().cpu().numpy())
             known.append(
                 SPMLAveragePrecision.known_labels(sample.to_dict(),

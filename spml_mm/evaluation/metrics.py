@@ -147,7 +147,7 @@ class SPMLAveragePrecision(KnownLabelMetric):
     Defined in docs/methods/protocol.md, "The protocol" and "Evaluation
     without full labels".
 
-    Reads ``pred_score`` (``raw_score`` where the head keeps one), the
+    Reads ``pred_score`` (the raw sigmoid scores), the
     positives ``gt_label`` and, on a sample whose
     labels are partly unknown, its known negatives ``gt_label_neg`` (every
     class in neither list unknown; a sample without ``gt_label_neg`` is
@@ -205,7 +205,7 @@ class SPMLAveragePrecision(KnownLabelMetric):
         for sample in data_samples:
             # the head's raw scores where it calibrates them: the same
             # ranking, without the calibration's float32 saturation
-            score = sample.get('raw_score', sample['pred_score'])
+            score = sample['pred_score']
             score = score.float().cpu().numpy()
             self.results.append((score,
                                  self.known_labels(sample, len(score))))

@@ -15,8 +15,8 @@ class SPMLScoreDump(BaseMetric):
 
     Unlike MMEngine's ``DumpResults`` (a pickle, which only a trusted file
     may be loaded from), the file holds plain arrays, in dataset order:
-    ``scores`` (N, C, float32 raw sigmoid scores: the head's ``raw_score``
-    where it calibrates them; float16 would tie close scores and change
+    ``scores`` (N, C, float32 raw sigmoid scores, the head's ``pred_score``;
+    float16 would tie close scores and change
     the AP), ``known`` (N, C, int8: +1 known positive,
     -1 known negative, 0 unknown, as :class:`SPMLAveragePrecision` reads
     them), ``sample_idx`` and ``classes``. Later analyses (per-class AP,
@@ -36,7 +36,7 @@ class SPMLScoreDump(BaseMetric):
 
     def process(self, data_batch, data_samples: Sequence[dict]) -> None:
         for sample in data_samples:
-            score = sample.get('raw_score', sample['pred_score'])
+            score = sample['pred_score']
             score = score.float().cpu().numpy()
             self.results.append(
                 (sample['sample_idx'], score,

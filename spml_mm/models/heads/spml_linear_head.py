@@ -7,6 +7,7 @@ from mmpretrain.structures import DataSample
 
 from ..data_preprocessors import split_views
 from ..label_banks.batch import sample_indices, scatter_indices
+from .decision import apply_decision
 
 
 def has_observed_negatives(data_samples: List[DataSample]) -> bool:
@@ -35,13 +36,10 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
         thr (float, optional): Score threshold of ``pred_label``.
         topk (int, optional): Top-k of ``pred_label`` when ``thr`` is None.
         thresholds (Sequence[float], optional): A threshold t_k in [0, 1]
-            per class (from ``tools/calibrate.py``). The head then predicts
-            ``pred_score = sigmoid(z_k - logit(t_k))``, which is 0.5 where the
-            raw score ``sigmoid(z_k)`` is t_k, so that ``thr=0.5`` (its
-            default here) applies each class's threshold and every class's
-            ranking (its AP) is unchanged; the raw scores are kept as
-            ``raw_score``. Thresholds are clamped to [1e-7, 1 - 1e-7].
-            Defaults to None.
+            per class (from ``tools/calibrate.py``): ``pred_label`` holds
+            the classes whose score ``sigmoid(z_k)`` is at least t_k
+            (:func:`apply_decision`, which replaces ``thr``; ``pred_score``
+            stays the raw score). Defaults to None.
         consistency (dict, optional): A term on the logits of all views of
             multi-view training batches, e.g. ``dict(type='ViewConsistency',
             alpha=0.7)``, logged as ``loss_consistency``. The SPML loss
@@ -81,7 +79,7 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
             topk=topk,
             init_cfg=init_cfg)
         self.consistency = MODELS.build(consistency) if consistency else None
-        self.register_buffer('logit_offset', None, persistent=False)
+        self.register_buffer('class_thresholds', None, persistent=False)
         if thresholds is not None:
             self._set_thresholds(thresholds)
         self.label_bank = None
@@ -108,19 +106,19 @@ class SPMLLinearClsHead(MultiLabelLinearClsHead):
                 f'model.head.thresholds and model.head.topk={self.topk} '
                 'both choose the predicted labels: set one of them')
         # not in the state dict: a checkpoint fits with or without them
-        self.register_buffer(
-            'logit_offset',
-            torch.logit(t.clamp(1e-7, 1 - 1e-7)).float(),
-            persistent=False)
+        self.register_buffer('class_thresholds', t.float(), persistent=False)
 
     def _get_predictions(self, cls_score: torch.Tensor,
                          data_samples: Optional[List[DataSample]]):
-        if self.logit_offset is None:
-            return super()._get_predictions(cls_score, data_samples)
-        data_samples = super()._get_predictions(
-            cls_score - self.logit_offset, data_samples)
-        for sample, raw in zip(data_samples, torch.sigmoid(cls_score)):
-            sample.set_field(raw, 'raw_score', dtype=torch.Tensor)
+        scores = torch.sigmoid(cls_score)
+        labels = apply_decision(
+            scores, dict(thr=self.thr, topk=self.topk,
+                         thresholds=self.class_thresholds))
+        if data_samples is None:
+            data_samples = [DataSample() for _ in range(len(scores))]
+        for sample, score, label in zip(data_samples, scores, labels):
+            sample.set_pred_score(score).set_pred_label(
+                torch.nonzero(label).view(-1))
         return data_samples
 
     def observed_target(self,

@@ -209,19 +209,10 @@ def test_calibrated_thresholds_decide_per_class():
     raw = torch.sigmoid(head(feats))
     preds = head.predict(feats)
     for sample, r in zip(preds, raw):
-        torch.testing.assert_close(sample.raw_score, r)
+        torch.testing.assert_close(sample.pred_score, r)
         expected = torch.nonzero(r >= torch.tensor(thresholds)).view(-1)
         torch.testing.assert_close(sample.pred_label, expected)
-    calibrated = torch.stack([s.pred_score for s in preds])
-    # each class's ranking is kept (up to float32 saturation, hence the
-    # metrics rank by raw_score)
-    for k in range(4):
-        ranked = calibrated[torch.argsort(raw[:, k]), k]
-        assert (ranked[1:] >= ranked[:-1]).all()
     assert len(preds[0].pred_label) >= 1  # t = 0: class 3 always
-    # 0.5 on the calibrated score is the class's threshold
-    torch.testing.assert_close(
-        calibrated[:, 1], raw[:, 1])
     for sample, r in zip(plain.predict(feats), raw):
         torch.testing.assert_close(sample.pred_label,
                                    torch.nonzero(r >= 0.5).view(-1))
