@@ -1,5 +1,6 @@
 # IGNORE (docs/methods/ignore.md) on the COCO-like proxy at the release's
-# settings (25 epochs, Adam 1e-5, classifier x10; the proxy's batch), fine-tuning EfficientNet-Lite0 at 128 px
+# settings (25 epochs, Adam 1e-5, classifier x10; the proxy's
+# batch), fine-tuning EfficientNet-Lite0 at 128 px
 # (docs/user_guides/datasets.md, proxy benchmarks;
 # configs/_base_/datasets/proxy_coco.py). The linear regime has no IGNORE
 # config: cached features have no feature map to mask.

@@ -1,6 +1,7 @@
 # IGNORE (docs/methods/ignore.md) on the VOC-like proxy at the release's
-# settings (25 epochs, Adam 1e-5, classifier x10, spbc_weight 0.1 of its
-# README's VOC run; the proxy's batch), fine-tuning EfficientNet-Lite0 at 128 px
+# settings (25 epochs, Adam 1e-5, classifier x10, spbc_weight 0.1 of
+# its README's VOC run; the proxy's
+# batch), fine-tuning EfficientNet-Lite0 at 128 px
 # (docs/user_guides/datasets.md, proxy benchmarks;
 # configs/_base_/datasets/proxy_voc.py). The linear regime has no IGNORE
 # config: cached features have no feature map to mask.

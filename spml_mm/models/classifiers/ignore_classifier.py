@@ -139,9 +139,10 @@ class IGNOREClassifier(ImageClassifier):
         fmap = self.backbone(inputs)[-1]
         if fmap.dim() != 4:
             raise ValueError(
-                f'IGNOREClassifier needs the backbone\'s last feature map '
-                f'(B, D, h, w) to build the CAM; {type(self.backbone).__name__}'
-                f' gives shape {tuple(fmap.shape)} (ConvNeXt: set '
+                'IGNOREClassifier needs the backbone\'s last feature map '
+                '(B, D, h, w) to build the CAM; '
+                f'{type(self.backbone).__name__} gives shape '
+                f'{tuple(fmap.shape)} (ConvNeXt: set '
                 'gap_before_final_norm=False; a ViT has no such map)')
         return fmap
 
