@@ -72,26 +72,27 @@ def pytest_runtest_protocol(item, nextitem):
         multiprocessing.util.spawnv_passfds = spawnv_passfds
 
 
-#: Modules whose tests write the same paths under the repository (the
-#: proxy data ``data/proxy-voc*-f0.01``, ``checkpoints/``, made by the
-#: benchmark tools they run there): one xdist group, so that two workers
-#: never make them at once.
-REPO_DATA_MODULES = ('tests/tools/test_accuracy_suites.py',
-                     'tests/tools/test_accuracy_table.py',
-                     'tests/tools/test_gpu_run.py',
-                     'tests/tools/test_reproduce.py',
-                     'tests/tools/test_result_outputs.py',
-                     'tests/tools/test_speed.py',
-                     'tests/tools/test_speed_gpu.py')
+#: Tests that write the same paths under the repository (the proxy data
+#: ``data/proxy-voc-f0.01`` and ``data/proxy-voc-seed1-f0.01``,
+#: ``checkpoints/``, made by the benchmark tools they run there): one xdist
+#: group, so that two workers never make them at once. A new test that
+#: makes data under the repository joins them.
+REPO_DATA_TESTS = (
+    'tests/tools/test_accuracy_suites.py::'
+    'test_an_interrupted_rate_search_run_resumes',
+    'tests/tools/test_gpu_run.py::test_gpu_run_rehearsal',
+    'tests/tools/test_gpu_run.py::test_the_model_teacher_as_the_queue_runs_it',
+)
 
 
 def xdist_group(nodeid):
     """The xdist group of a test (``make test``/``test-all`` run
     ``-n 2 --dist loadgroup``): its module, so that a module-scoped fixture
-    (a training several tests read) is made once, on one worker; the
-    modules of :data:`REPO_DATA_MODULES` share one."""
-    module = nodeid.split('::')[0]
-    return 'repo_data' if module in REPO_DATA_MODULES else module
+    (a training several tests read) is made once, on one worker; the tests
+    of :data:`REPO_DATA_TESTS` share one."""
+    if nodeid.split('[')[0] in REPO_DATA_TESTS:
+        return 'repo_data'
+    return nodeid.split('::')[0]
 
 
 def pytest_collection_modifyitems(config, items):
