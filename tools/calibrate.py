@@ -1,5 +1,5 @@
 """Choose a trained model's label-set thresholds on its validation split,
-without full labels, and write them beside the checkpoint.
+without full labels, and record them in the checkpoint.
 
     python tools/calibrate.py CONFIG CHECKPOINT
     python tools/calibrate.py CONFIG CHECKPOINT --positives-per-image 2.1
@@ -15,14 +15,21 @@ Scores the validation split (``val_dataloader``) and calibrates on the
 labels a single-positive protocol observes there (``val_labels='observed'``:
 one positive per image, everything else unknown); ``--method f1`` instead
 reads the fully labelled validation images (the config's ``val_labels`` and
-``val_full_subset``). Writes ``<checkpoint>_thresholds.json`` (or ``--out``),
-which ``tools/predict.py``, ``tools/test.py`` and ``tools/export_onnx.py``
-then use, prints each class's threshold and the observed positives it rests
-on, and refuses a class with too few of them, naming it, before writing
-anything. The file records the checkpoint's weights (a digest) and the
-config's model, and the readers refuse it for any other model. ``--out``
-is never one of the run's inputs, and replaces an existing file only when
-it is a thresholds file or with ``--overwrite``. A checkpoint that does not
+``val_full_subset``). Records the decision (method, thresholds or k,
+classes, the estimate, what it was calibrated on) in the checkpoint's
+``meta`` (``spml_decision``, beside MMPretrain's ``dataset_meta``): the file
+is rewritten in place, atomically, its weights and other keys kept, so that
+a copy of the checkpoint alone decides as calibrated, and
+``tools/predict.py``, ``tools/test.py``, ``tools/export_onnx.py``, the
+inferencer and the TorchServe handler use it (``--no-record`` leaves the
+checkpoint as it is). ``--out FILE`` writes the same record as a thresholds
+file (json) too, for inspection or ``--thresholds FILE``. Prints each
+class's threshold and the observed positives it rests on, and refuses a
+class with too few of them, naming it, before writing anything. The record
+holds a digest of the checkpoint's weights and of the config's model, and
+the readers refuse it for any other model. ``--out`` is never one of the
+run's inputs, and replaces an existing file only when it is a thresholds
+file or with ``--overwrite``. A checkpoint that does not
 fit the config is refused as ``tools/test.py`` refuses it. Methods: see
 docs/user_guides/label_sets.md.
 """
@@ -32,9 +39,8 @@ import sys
 import numpy as np
 from mmengine.config import Config
 
-from spml_mm.apis import (METHODS, calibrate, default_thresholds_path,
-                          load_model, model_identity, save_thresholds,
-                          score_split)
+from spml_mm.apis import (METHODS, calibrate, load_model, model_identity,
+                          record_in_checkpoint, save_thresholds, score_split)
 from spml_mm.apis.model import resolve_device
 from spml_mm.apis.thresholds import FORMAT
 from spml_mm.evaluation import CalibrationError
@@ -62,10 +68,15 @@ def parse_args(argv=None):
         help='prior and topk: the mean number of labels per image '
         '(default: estimated from the validation scores and observed '
         'positives)')
-    parser.add_argument('--out', help='the thresholds file (default: '
-                        '<checkpoint>_thresholds.json); never an input, nor '
-                        'an existing file other than a thresholds file '
-                        'unless --overwrite')
+    parser.add_argument('--out', help='also write the record as a '
+                        'thresholds file (json); never an input, nor an '
+                        'existing file other than a thresholds file unless '
+                        '--overwrite')
+    parser.add_argument(
+        '--no-record', action='store_true',
+        help='do not record the decision in the checkpoint\'s meta (by '
+        'default the checkpoint is rewritten in place, atomically, its '
+        'weights untouched); needs --out')
     parser.add_argument('--overwrite', action='store_true',
                         help='replace an existing --out that is not a '
                         'thresholds file')
@@ -73,6 +84,8 @@ def parse_args(argv=None):
                         'available)')
     add_cfg_options(parser, 'val_dataloader.batch_size=64')
     args = parser.parse_args(argv)
+    if args.no_record and not args.out:
+        parser.error('--no-record writes nothing without --out FILE')
     if args.method is None:
         args.method = 'prior'
     if not 0 < args.alpha < 1:
@@ -101,9 +114,9 @@ def main(argv=None):
                  f'exceeds the {num_classes} classes of the model: the mean '
                  'number of labels per image is at most the number of '
                  'classes; nothing written')
-    out = args.out or default_thresholds_path(args.checkpoint)
+    out = args.out
     try:
-        replacing = check_output_file(
+        replacing = out and check_output_file(
             out, ('.json', ), [args.config, args.checkpoint],
             json_with_format(FORMAT), args.overwrite)
         checkpoint = load_checkpoint_safely(args.checkpoint,
@@ -129,9 +142,17 @@ def main(argv=None):
     record.update(config=args.config, checkpoint=args.checkpoint,
                   fits=dict(weights_sha256=identity['weights_sha256'],
                             model_sha256=identity['model_sha256']))
-    if replacing:
-        print(replacing)
-    save_thresholds(out, record)
+    if out:
+        if replacing:
+            print(replacing)
+        save_thresholds(out, record)
+    if not args.no_record:
+        try:
+            record_in_checkpoint(args.checkpoint, record,
+                                 identity['weights_sha256'])
+        except (OSError, ValueError, DamagedCheckpointError) as err:
+            sys.exit(f'{args.checkpoint}: the decision is not recorded: '
+                     f'{err}' + (f' (written to {out})' if out else ''))
     priors = record.get('estimated_priors')
     if priors is not None:
         print('\nestimated labels per image: '
@@ -162,7 +183,14 @@ def main(argv=None):
         kind = 'fully labelled' if args.method == 'f1' else 'observed'
         print(f'{np.sum(record["positives"])} {kind} positives on '
               f'{record["calibration_images"]} validation images')
-    print(f'wrote {out}')
+    how = record['method'] + (f', k = {record["topk"]}'
+                              if 'topk' in record else '')
+    if not args.no_record:
+        print(f'recorded the decision ({how}) in {args.checkpoint}\'s meta '
+              '(weights untouched): a copy of the checkpoint alone decides '
+              'by it')
+    if out:
+        print(f'wrote {out}')
 
 
 if __name__ == '__main__':

@@ -5,11 +5,13 @@
 The graph takes a float batch ``images`` (N, 3, H, W) as the config's test
 pipeline gives them (values 0-255, channels as loaded) and returns
 ``scores`` (N, C, the raw sigmoid scores) and ``labels`` (N, C, bool): the
-normalisation, the network and the decision (the thresholds file beside the
-checkpoint, ``--thresholds FILE``, or the head's ``thr``) are all inside.
+normalisation, the network and the decision (the one
+``spml_mm.apis.resolve_decision`` finds: ``--thresholds FILE``, else the one
+recorded in the checkpoint by ``tools/calibrate.py``, else a file beside it,
+else the head's ``thr``) are all inside.
 H and W are those of the test split's first image after the pipeline. The
 export is then checked with ONNX Runtime on ``--verify`` test images: the
-label sets must equal PyTorch's (exit status 1 if not). A thresholds file
+label sets must equal PyTorch's (exit status 1 if not). A decision
 calibrated for another model is refused (``--allow-other-thresholds``
 applies it anyway, saying so), as is a checkpoint that does not fit the
 config. ``--out`` must end with ``.onnx``, is never one of the run's
@@ -27,6 +29,7 @@ from spml_mm.apis import (default_thresholds_path, export_onnx, load_model,
                           resolve_decision, split_loader)
 from spml_mm.apis.export import LabelSetModel, exported_by_spml_mm
 from spml_mm.apis.model import check_fit
+from spml_mm.apis.thresholds import THRESHOLDS_HELP
 from spml_mm.utils import (DamagedCheckpointError, add_cfg_options,
                            atomic_output, check_output_file,
                            load_checkpoint_safely)
@@ -44,9 +47,7 @@ def parse_args(argv=None):
                         help='replace an existing --out this tool did not '
                         'export')
     parser.add_argument(
-        '--thresholds', default='auto',
-        help='thresholds file of tools/calibrate.py, or "none" (default: '
-        'the one beside the checkpoint, if any)')
+        '--thresholds', default='auto', help=THRESHOLDS_HELP)
     parser.add_argument(
         '--allow-other-thresholds', action='store_true',
         help='decide by a thresholds file calibrated for other weights or '

@@ -3,12 +3,13 @@
     python tools/predict.py CONFIG CHECKPOINT INPUT... [--out preds.json]
 
 INPUT: image files, folders (their images, recursively) or list files
-(``.txt``, one image path per line). The decision is the thresholds file
-beside the checkpoint (``<checkpoint>_thresholds.json`` of
-``tools/calibrate.py``) when there is one, else ``--thresholds FILE``, else
-the head's own (``thr`` 0.5); ``--thresholds none`` ignores the file.
-A thresholds file calibrated for another model (other classes, weights
-or config) is refused (``--allow-other-thresholds`` applies it anyway,
+(``.txt``, one image path per line). The decision is the one
+``spml_mm.apis.resolve_decision`` finds and the tool prints
+(``decision: ...``): ``--thresholds FILE``, else the one
+``tools/calibrate.py`` recorded in the checkpoint (a checkpoint copied alone
+keeps it), else a thresholds file beside it, else the head's own (``thr``
+0.5); ``--thresholds none`` takes the head's. A decision calibrated for
+another model (other classes, weights or config) is refused (``--allow-other-thresholds`` applies it anyway,
 saying so), as is a checkpoint that does not fit the config.
 Prints each image's classes with their scores; ``--out`` writes them with
 every class's score (``.json`` or ``.csv``): never over one of the run's
@@ -29,6 +30,7 @@ from mmengine.utils import scandir
 
 from spml_mm.apis import SPMLInferencer, default_thresholds_path
 from spml_mm.apis.model import resolve_device
+from spml_mm.apis.thresholds import THRESHOLDS_HELP
 from spml_mm.utils import (DamagedCheckpointError, add_cfg_options,
                            check_output_file, write_atomically)
 
@@ -48,9 +50,7 @@ def parse_args(argv=None):
     parser.add_argument('inputs', nargs='+', metavar='INPUT',
                         help='images, folders or .txt lists of images')
     parser.add_argument(
-        '--thresholds', default='auto',
-        help='thresholds file of tools/calibrate.py, or "none" (default: '
-        'the one beside the checkpoint, if any)')
+        '--thresholds', default='auto', help=THRESHOLDS_HELP)
     parser.add_argument(
         '--allow-other-thresholds', action='store_true',
         help='decide by a thresholds file calibrated for other weights or '

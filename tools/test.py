@@ -1,11 +1,12 @@
 """Test a checkpoint with an SPML config (the interface of MMPretrain's test).
 
 Reports mAP and the label sets' precision, recall and F1
-(:class:`~spml_mm.evaluation.SPMLLabelSetMetric`) at the decision of the
-thresholds file beside the checkpoint (``tools/calibrate.py``) when there is
-one, else ``--thresholds FILE``, else the head's ``thr``. A thresholds file
-calibrated for another model (classes, weights or config) is refused;
-``--allow-other-thresholds`` applies it anyway, saying so.
+(:class:`~spml_mm.evaluation.SPMLLabelSetMetric`) at the decision
+``spml_mm.apis.resolve_decision`` finds: ``--thresholds FILE``, else the one
+``tools/calibrate.py`` recorded in the checkpoint, else a thresholds file
+beside it, else the head's ``thr``; printed as ``decision: ...``. A
+decision calibrated for another model (classes, weights or config) is
+refused; ``--allow-other-thresholds`` applies it anyway, saying so.
 """
 import argparse
 import sys
@@ -13,6 +14,7 @@ import sys
 from mmengine.config import Config
 
 from spml_mm.apis import resolve_decision
+from spml_mm.apis.thresholds import THRESHOLDS_HELP
 from spml_mm.utils import (DamagedCheckpointError, apply_launch_args,
                            drop_disabled_hooks, parse_launch_args,
                            run_runner)
@@ -31,9 +33,7 @@ def parse_args():
     parser.add_argument(
         '--amp', action='store_true', help='mixed precision inference')
     parser.add_argument(
-        '--thresholds', default='auto',
-        help='thresholds file of tools/calibrate.py, or "none" (default: '
-        'the one beside the checkpoint, if any)')
+        '--thresholds', default='auto', help=THRESHOLDS_HELP)
     parser.add_argument(
         '--allow-other-thresholds', action='store_true',
         help='decide by a thresholds file calibrated for other weights or '
@@ -69,10 +69,8 @@ def merge_args(cfg, args):
 
 
 def set_thresholds(cfg, args):
-    """The head decides by ``--thresholds`` or the file beside the
-    checkpoint (calibrated for this model); says which."""
-    if args.thresholds == 'none':
-        return
+    """The head decides by the decision resolve_decision finds (calibrated
+    for this model); says which."""
     try:
         decision = resolve_decision(cfg, args.checkpoint, args.thresholds,
                                     args.allow_other_thresholds,
@@ -81,9 +79,7 @@ def set_thresholds(cfg, args):
         sys.exit(str(err))
     for line in decision['warnings']:
         print(line)
-    if decision['path']:
-        print('label sets decided by the '
-              f'{decision["line"].replace("thresholds ", "thresholds of ", 1)}')
+    print(f'decision: {decision["line"]}')
 
 
 def main():

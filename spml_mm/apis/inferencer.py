@@ -42,9 +42,10 @@ class SPMLInferencer(ImageClassificationInferencer):
     """MMPretrain's image classification inferencer, answering with label
     sets.
 
-    Each image's answer is the set of classes the head predicts (its
-    ``thr``, or the calibrated decision of a thresholds file of
-    ``tools/calibrate.py``), where MMPretrain's inferencer gives one argmax
+    Each image's answer is the set of classes the head predicts by the
+    decision :func:`~spml_mm.apis.resolve_decision` finds (the one recorded
+    in the checkpoint by ``tools/calibrate.py``, a thresholds file, or the
+    head's ``thr``), where MMPretrain's inferencer gives one argmax
     class. An image that cannot be read is answered with its ``error``
     and the others are still predicted.
 
@@ -53,11 +54,11 @@ class SPMLInferencer(ImageClassificationInferencer):
         pretrained (str): Its checkpoint.
         device (str, optional): Device; default CUDA when available.
         thresholds (str, optional): A thresholds file, ``'auto'`` (the
-            default: the file beside the checkpoint,
-            ``<checkpoint>_thresholds.json``, when there is one) or
-            ``'none'`` (the head's own ``thr``/``topk``). A file calibrated
-            for another model (classes, weights or config) is refused
-            (``ValueError``).
+            default: the decision recorded in the checkpoint, else the file
+            beside it, ``<checkpoint>_thresholds.json``, else the head's) or
+            ``'none'`` (the head's own ``thr``/``topk``). A decision
+            calibrated for another model (classes, weights or config) is
+            refused (``ValueError``).
         allow_other (bool): Decide by a thresholds file of other weights or
             another config anyway (:attr:`warnings` says so).
         cfg_options (dict, optional): The ``--cfg-options`` merged into the
@@ -100,8 +101,10 @@ class SPMLInferencer(ImageClassificationInferencer):
                                     cfg_options, filename=pretrained)
         #: What decides (a line for the log), its warnings.
         self.decision, self.warnings = decision['line'], decision['warnings']
-        self.thresholds = decision['line'][len('thresholds '):] \
-            if decision['path'] else None
+        #: What decides when a calibration does (the line without its
+        #: ``thresholds `` prefix), else None.
+        self.thresholds = decision['line'].replace('thresholds ', '', 1) \
+            if decision['record'] else None
         net = load_model(cfg, checkpoint, device, filename=pretrained)
         net._config = cfg
         net._dataset_meta = dict(classes=classes)

@@ -1,12 +1,18 @@
-"""Calibrated label-set decisions and the file that keeps them beside a
-checkpoint.
+"""Calibrated label-set decisions, kept in the checkpoint they decide for.
 
-A thresholds file (json) holds, for one model, either one threshold per
-class (``thresholds``) or a number of labels per image (``topk``), the class
-names they were calibrated for and how: ``tools/calibrate.py`` writes it,
-``tools/predict.py``, ``tools/test.py``, ``tools/export_onnx.py`` and
-:class:`~spml_mm.apis.SPMLInferencer` read it. By default it lies beside the
-checkpoint (:func:`default_thresholds_path`).
+A decision record holds, for one model, either one threshold per class
+(``thresholds``) or a number of labels per image (``topk``), the class
+names they were calibrated for and how. ``tools/calibrate.py`` writes it
+into the checkpoint's ``meta`` (:data:`META_KEY`, beside MMPretrain's
+``dataset_meta``; :func:`record_in_checkpoint`), so that a checkpoint copied
+alone decides as calibrated, and ``--out`` writes it as a thresholds file
+(json) too. :func:`resolve_decision` is the one place every reader
+(``tools/predict.py``, ``tools/test.py``, ``tools/export_onnx.py``,
+:class:`~spml_mm.apis.SPMLInferencer`, the TorchServe handler) finds it:
+an explicit file, else the checkpoint's record, else a file beside the
+checkpoint (:func:`default_thresholds_path`, as calibrate.py wrote before),
+else the head's ``thr``; :func:`~spml_mm.models.heads.apply_decision`
+applies it.
 
 A decision fits one model only: the file records what it was calibrated
 for (:func:`model_identity`: the class names, a digest of the checkpoint's
@@ -37,12 +43,18 @@ from spml_mm.utils import load_checkpoint_safely, write_atomically
 METHODS = ('conformal', 'global', 'prior', 'topk', 'f1')
 #: The ``format`` every thresholds file carries.
 FORMAT = 'spml-mm thresholds 1'
+#: The key of the decision record in a checkpoint's ``meta``.
+META_KEY = 'spml_decision'
 
 
 #: The ``model.head`` keys a decision sets.
 DECISION_KEYS = ('thr', 'topk', 'thresholds')
 #: How a reader is told to apply a decision of another model anyway.
 ALLOW_OTHER = '--allow-other-thresholds'
+#: The help of the readers' ``--thresholds``.
+THRESHOLDS_HELP = ('thresholds file of tools/calibrate.py (--out), or "none" '
+                   '(default: the decision recorded in the checkpoint, else '
+                   'the file beside it, else the head\'s thr)')
 
 
 def weights_digest(checkpoint: dict) -> str:
@@ -212,6 +224,12 @@ def load_thresholds(path: str) -> dict:
     except (OSError, ValueError) as err:
         raise ValueError(f'{path}: not a readable thresholds file ({err}); '
                          'write one with tools/calibrate.py') from None
+    return check_record(record, path)
+
+
+def check_record(record, path: str) -> dict:
+    """Check a decision record (of a file or a checkpoint's meta, named
+    ``path`` in the messages) and return it."""
     if not isinstance(record, dict) or record.get('format') != FORMAT:
         raise ValueError(f'{path} is not a thresholds file of '
                          f'tools/calibrate.py (no "format": "{FORMAT}")')
@@ -238,6 +256,42 @@ def load_thresholds(path: str) -> dict:
                          f'{len(bad)} are not: ' +
                          ', '.join(f'{c!r}: {t!r}' for c, t in bad[:10]))
     return record
+
+
+def checkpoint_record(checkpoint: dict) -> Optional[dict]:
+    """The decision record in a checkpoint's meta, or None."""
+    return (checkpoint.get('meta') or {}).get(META_KEY)
+
+
+def record_in_checkpoint(path: str, record: dict,
+                         weights_sha256: str) -> None:
+    """Write ``record`` into the checkpoint ``path``'s meta
+    (:data:`META_KEY`), atomically: its weights and every other key are
+    kept as they are, and a reader sees the old file or the new one, whole.
+    The record holds plain types only, so the checkpoint still loads with
+    ``weights_only=True``.
+
+    Refuses (``ValueError``) a checkpoint whose weights are no longer
+    ``weights_sha256`` (replaced while it was calibrated).
+    """
+    import io
+
+    import torch
+    checkpoint = load_checkpoint_safely(path, map_location='cpu')
+    found = weights_digest(checkpoint)
+    if found != weights_sha256:
+        raise ValueError(
+            f'{path} changed while it was calibrated (its weights are now '
+            f'{found}, calibrated on {weights_sha256}); nothing written: '
+            'calibrate it again')
+    # plain types only (json's), as weights_only loading allows
+    plain = json.loads(json.dumps(dict(format=FORMAT, **record)))
+    meta = checkpoint.get('meta')
+    checkpoint['meta'] = dict(meta or {}, **{META_KEY: plain})
+    buffer = io.BytesIO()
+    torch.save(checkpoint, buffer)
+    # a link is followed: the file it names is the checkpoint
+    write_atomically(buffer.getvalue(), osp.realpath(path))
 
 
 def decision_differences(record: dict, identity: dict) -> List[str]:
@@ -342,6 +396,13 @@ def apply_thresholds(cfg: Config,
     with the warnings of ``allow_other`` under ``'warnings'``."""
     record = load_thresholds(path)
     warnings = check_fits(record, path, identity, model, allow_other)
+    set_head(cfg, record, path)
+    return dict(record, warnings=warnings)
+
+
+def set_head(cfg: Config, record: dict, path: str) -> None:
+    """Set the config's head to decide by a record (:func:`head_options`);
+    per-class thresholds need :class:`SPMLLinearClsHead`."""
     options = head_options(record)
     head = MODELS.get(cfg.model.head.type)
     if 'thresholds' in options and not (
@@ -353,7 +414,6 @@ def apply_thresholds(cfg: Config,
             'use SPMLLinearClsHead')
     cfg.model.head.pop('thresholds', None)
     cfg.model.head.update(options)
-    return dict(record, warnings=warnings)
 
 
 def decision_options(cfg_options: Optional[dict]) -> List[str]:
@@ -370,44 +430,69 @@ def resolve_decision(cfg: Config,
                      cfg_options: Optional[dict] = None,
                      identity: Optional[dict] = None,
                      filename: Optional[str] = None) -> dict:
-    """The label-set decision a reader of ``checkpoint`` applies: the
-    thresholds file ``thresholds``, the one beside the checkpoint
-    (``'auto'``: :func:`default_thresholds_path`, when it exists) or the
-    head's own (``'none'`` or None); sets the config's head to decide by it.
+    """The label-set decision a reader of ``checkpoint`` applies, found in
+    one place for every reader, and set on the config's head.
 
-    The file must have been calibrated for this model (:func:`check_fits`:
-    its classes, weights and config), else it is refused, or, with
-    ``allow_other``, applied with a warning. A decision set by
-    ``--cfg-options`` (``cfg_options``: ``model.head.thr``, ``topk``,
-    ``thresholds``) together with a file is refused, naming both.
+    ``thresholds``: a thresholds file; ``'auto'``: the record in the
+    checkpoint's meta (:func:`record_in_checkpoint`), else the file beside
+    the checkpoint (:func:`default_thresholds_path`, when it exists), else
+    the head's own; ``'none'`` or None: the head's own (``thr``/``topk``).
+
+    A record must have been calibrated for this model (:func:`check_fits`:
+    its classes and their count, weights and config), else it is refused
+    naming both sides, or, with ``allow_other``, applied with a warning
+    (other classes stay refused). A decision set by ``--cfg-options``
+    (``cfg_options``: ``model.head.thr``, ``topk``, ``thresholds``)
+    together with a record is refused, naming both.
 
     Returns:
-        dict: ``path`` (the file, or None), ``record`` (its content, or
-        None), ``line`` (what decides, for the log) and ``warnings``.
+        dict: ``source`` (``'file'``, ``'checkpoint'`` or ``'head'``),
+        ``path`` (the file, or None), ``record`` (the record, or None),
+        ``line`` (what decides, for the tools' ``decision:`` line) and
+        ``warnings``.
     """
     name = filename or (checkpoint if isinstance(checkpoint, str) else
                         'the checkpoint')
-    path, where = thresholds, '--thresholds'
+    path, where, record = thresholds, '--thresholds', None
     if path == 'auto':
-        found = default_thresholds_path(name)
-        path = found if osp.isfile(found) else None
-        where = 'beside the checkpoint'
+        if isinstance(checkpoint, str):
+            checkpoint = load_checkpoint_safely(checkpoint,
+                                                map_location='cpu')
+        record = checkpoint_record(checkpoint)
+        if record is not None:
+            path = where = f"{name}'s meta"
+            record = check_record(record, f'the decision in {path}')
+        else:
+            found = default_thresholds_path(name)
+            path = found if osp.isfile(found) else None
+            where = 'beside the checkpoint'
     elif path == 'none':
         path = None
     if path is None:
         head = cfg.model.head
-        return dict(path=None, record=None, warnings=[],
+        return dict(source='head', path=None, record=None, warnings=[],
                     line=f'the head\'s (thr={head.get("thr", 0.5)}, '
                     f'topk={head.get("topk")})')
+    source = 'checkpoint' if record is not None else 'file'
+    named = f'the decision in {path}' if record is not None else \
+        f'the thresholds file {path}'
     given = decision_options(cfg_options)
     if given:
         raise ValueError(
-            f'--cfg-options {" ".join(given)} and the thresholds file '
-            f'{path} ({where}) both set the label-set decision: pass '
-            f'--thresholds none to decide by {" ".join(given)}, or leave '
-            'the option out to decide by the file')
+            f'--cfg-options {" ".join(given)} and {named} ({where}) both '
+            'set the label-set decision: pass --thresholds none to decide '
+            f'by {" ".join(given)}, or leave the option out to decide by '
+            f'{"the record" if record is not None else "the file"}')
     if identity is None:
         identity = model_identity(cfg, checkpoint)
-    record = apply_thresholds(cfg, path, identity, name, allow_other)
-    return dict(path=path, record=record, warnings=record['warnings'],
-                line=f'thresholds {describe(record, path)}')
+    if record is None:
+        record = load_thresholds(path)
+    else:
+        path = f'the decision in {path}'
+    warnings = check_fits(record, path, identity, name, allow_other)
+    set_head(cfg, record, path)
+    line = describe(record, path[len('the decision in '):]) \
+        if source == 'checkpoint' else f'thresholds {describe(record, path)}'
+    return dict(source=source, path=None if source == 'checkpoint' else
+                path, record=dict(record, warnings=warnings),
+                warnings=warnings, line=line)
