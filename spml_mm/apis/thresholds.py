@@ -460,7 +460,7 @@ def resolve_decision(cfg: Config,
                                                 map_location='cpu')
         record = checkpoint_record(checkpoint)
         if record is not None:
-            path = where = f"{name}'s meta"
+            path, where = f"{name}'s meta", None
             record = check_record(record, f'the decision in {path}')
         else:
             found = default_thresholds_path(name)
@@ -479,8 +479,9 @@ def resolve_decision(cfg: Config,
     given = decision_options(cfg_options)
     if given:
         raise ValueError(
-            f'--cfg-options {" ".join(given)} and {named} ({where}) both '
-            'set the label-set decision: pass --thresholds none to decide '
+            f'--cfg-options {" ".join(given)} and {named}' +
+            (f' ({where})' if where else '') + ' both set the label-set '
+            'decision: pass --thresholds none to decide '
             f'by {" ".join(given)}, or leave the option out to decide by '
             f'{"the record" if record is not None else "the file"}')
     if identity is None:

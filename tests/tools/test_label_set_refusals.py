@@ -86,7 +86,8 @@ def bench(tiny_demo, tmp_path_factory):
         f'{split}_dataloader.dataset.data_root={tiny_demo}'
         for split in ('train', 'val', 'test')]
     code, log = run('calibrate', CONFIG, a, '--positives-per-image', '2',
-                    '--device', 'cpu', *options)
+                    '--device', 'cpu', '--out',
+                    str(folder / 'a_thresholds.json'), *options)
     assert code == 0, log
     images = osp.join(tiny_demo, 'images', 'val')
     return argparse.Namespace(folder=folder, a=a, b=b, options=options,
@@ -158,7 +159,7 @@ def test_out_never_replaces_an_input_or_a_users_file(bench, tmp_path):
                     '--out', str(other), *bench.options)
     assert code != 0 and other.read_text() == 'my own notes\n'
     code, log = run('calibrate', CONFIG, a, '--positives-per-image', '2',
-                    *bench.options)
+                    '--out', thresholds, *bench.options)
     assert f'replacing {thresholds}, which this tool wrote earlier' in log
     assert not [f for f in os.listdir(bench.folder) if f.endswith('.tmp')]
 
@@ -200,6 +201,9 @@ def test_a_decision_of_another_model_is_refused(bench, tmp_path):
         f'model than {bench.b} (--allow-other-thresholds)' in log
     # its own model: applied
     code, log = run('predict', CONFIG, bench.a, bench.images)
+    assert code == 0 and f"decision: {bench.a}'s meta (prior" in log
+    code, log = run('predict', CONFIG, bench.a, bench.images,
+                    '--thresholds', bench.thresholds)
     assert code == 0 and f'decision: thresholds {bench.thresholds}' in log
 
 
@@ -296,9 +300,9 @@ def test_smaller_mistakes_are_named(bench, tmp_path):
     code, log = run('predict', CONFIG, bench.a, bench.images,
                     '--cfg-options', 'model.head.thr=0.3')
     assert code != 0
-    assert ('--cfg-options model.head.thr=0.3 and the thresholds file '
-            f'{bench.thresholds} (beside the checkpoint) both set the '
-            'label-set decision: pass --thresholds none') in log
+    assert ('--cfg-options model.head.thr=0.3 and the decision in '
+            f"{bench.a}'s meta both set the label-set decision: pass "
+            '--thresholds none') in log
     code, log = run('predict', CONFIG, bench.a, bench.images,
                     '--thresholds', 'none', '--cfg-options',
                     'model.head.thr=0.3')
