@@ -91,8 +91,9 @@ class IGNOREClassifier(ImageClassifier):
             CAM the mask keeps above. Defaults to 0.8.
         cam_norm (str): ``'batch'`` (the release's scaling) or ``'image'``.
             Defaults to ``'batch'``.
-        *args, **kwargs: Those of :class:`ImageClassifier`; the head's
-            loss gets the head's ``num_classes`` unless it sets its own.
+        backbone, neck, head and the other keyword arguments: those of
+            :class:`ImageClassifier`; the head's loss gets the head's
+            ``num_classes`` unless it sets its own.
     """
 
     def __init__(self, backbone: dict, neck: dict = None, head: dict = None,
