@@ -57,6 +57,17 @@ def gr_case():
     return loss, {}
 
 
+def ignore_case():
+    """Past the warm-up, with bf16 logits of the masked image and the
+    strong view (the classifier's other two passes under autocast)."""
+    loss = losses.IGNORELoss(num_classes=C, warm_up=0, gap_lambda=0.5,
+                             avg_lambda=0.5)
+    loss.set_epoch(1, 2)
+    g = torch.Generator().manual_seed(5)
+    masked, strong = (torch.randn(2, B, C, generator=g) * 4).bfloat16()
+    return loss, dict(mask_logits=masked, strong_logits=strong)
+
+
 def teacher_states():
     pseudo, _ = bank_rows(PSEUDO_POSITIVE)
     pseudo.view(-1)[1::3] = PSEUDO_NEGATIVE
@@ -104,6 +115,7 @@ CASES = {
     'OPMLLoss-SP': opml_case,
     'ViewConsistency': lambda: (losses.ViewConsistency(alpha=0.7), {}),
     'PartialBCELoss': lambda: (losses.PartialBCELoss(), {}),
+    'IGNORELoss': ignore_case,
     **{
         f'UnifiedSPMLLoss-{preset}':
         (lambda preset=preset: (losses.UnifiedSPMLLoss(preset=preset), {}))
