@@ -40,7 +40,8 @@ def sha(path):
 @functools.lru_cache()
 def models(bench):
     """An AN and a GR checkpoint (one epoch each), each calibrated by
-    tools/calibrate.py beside it (prior, m = 2.1)."""
+    tools/calibrate.py (prior, m = 2.1): recorded in the checkpoint and
+    written beside it (--out)."""
     an = osp.join(trained_run(bench), 'epoch_1.pth')
     gr_work = osp.join(bench.tmp, 'gr_1epoch')
     if not osp.isfile(osp.join(gr_work, 'epoch_1.pth')):
@@ -48,7 +49,8 @@ def models(bench):
     gr = osp.join(gr_work, 'epoch_1.pth')
     for config, ckpt in ((CONFIG, an), (GR_CONFIG, gr)):
         rc, log = tool(bench, 'calibrate', config, ckpt,
-                       '--positives-per-image', '2.1', *data_options(bench))
+                       '--positives-per-image', '2.1', '--out',
+                       thresholds_of(ckpt), *data_options(bench))
         if rc != 0:
             raise RuntimeError(f'calibrating {ckpt} failed: {log[-500:]}')
     return an, gr
@@ -132,13 +134,13 @@ def killed_write(bench):
     before = sha(path)
     config = bench.config()
     rc, _ = tool(bench, 'calibrate', config, an, '--positives-per-image',
-                 '2.2', *data_options(bench),
+                 '2.2', '--out', path, *data_options(bench),
                  env=dict(FAULT='kill_in_write', FAULT_AT='1'))
     intact = sha(path) == before and json.load(open(path))[
         'positives_per_image'] == 2.1
     left = [f for f in os.listdir(osp.dirname(path)) if 'partial' in f]
     rc2, _ = tool(bench, 'calibrate', CONFIG, an, '--positives-per-image',
-                  '2.1', *data_options(bench))
+                  '2.1', '--out', path, *data_options(bench))
     after = [f for f in os.listdir(osp.dirname(path)) if 'partial' in f]
     ok = rc != 0 and intact and rc2 == 0 and not after
     return ('tools/calibrate.py killed (SIGKILL) halfway through writing '
@@ -156,13 +158,17 @@ def labels_per_image(path):
 
 
 def copied_checkpoint(bench):
-    """The GR checkpoint copied over the AN one, whose thresholds lie
+    """The GR checkpoint (without the decision calibrate.py records in it,
+    as written before it did) copied over the AN one, whose thresholds lie
     beside it."""
+    import torch
     an, gr = models(bench)
     folder = osp.join(bench.tmp, 'copied')
     os.makedirs(folder, exist_ok=True)
     model = osp.join(folder, 'model.pth')
-    shutil.copy(gr, model)
+    plain = torch.load(gr, map_location='cpu', weights_only=True)
+    plain['meta'].pop('spml_decision', None)
+    torch.save(plain, model)
     shutil.copy(thresholds_of(an), thresholds_of(model))
     rc, log = tool(bench, 'predict', GR_CONFIG, model, images(bench))
     line = error_line(log, 'was calibrated for another model')
