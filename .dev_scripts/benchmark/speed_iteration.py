@@ -28,7 +28,8 @@ from mmpretrain.registry import MODELS
 from analysis.loading import build_model
 from benchmark.measure import interleaved, profile_call
 from benchmark.pages.speed import parse_speed_args, report_part
-from benchmark.spml_setups import (REFERENCE, load, method_configs,
+from benchmark.spml_setups import (REFERENCE, classifier_logits,
+                                   head_config, load, method_configs,
                                    num_views, one_positive, samples_of,
                                    start_schedules, trained_bank)
 
@@ -67,7 +68,7 @@ def iteration_models(batch: int, size: int):
 
 def head_step(cfg: Config, batch: int, seed: int = 0) -> Callable[[], None]:
     """Forward, loss and backward of a config's head on fixed features."""
-    head_cfg = copy.deepcopy(cfg.model.head)
+    head_cfg = head_config(cfg)
     head = MODELS.build(head_cfg)
     head.train()
     start_schedules(head, cfg)
@@ -78,11 +79,14 @@ def head_step(cfg: Config, batch: int, seed: int = 0) -> Callable[[], None]:
         head.label_bank = trained_bank(cfg, target, g)
     feats = torch.randn(num_views(cfg) * batch, head_cfg.in_channels,
                         generator=g)
+    extra = classifier_logits(cfg, batch, head_cfg.num_classes, g)
+    if extra:  # IGNORE: the head reads the image's view only
+        feats = feats[:batch]
 
     def step():
         head.zero_grad(set_to_none=True)
         inputs = feats.detach().requires_grad_()
-        losses = head.loss((inputs, ), samples)
+        losses = head.loss((inputs, ), samples, **extra)
         sum(losses.values()).backward()
 
     return step

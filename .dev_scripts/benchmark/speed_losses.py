@@ -33,7 +33,8 @@ from benchmark.measure import (clock, costliest_operator, interleaved,
                                profile_call)
 from benchmark.pages.speed import (REFERENCE_NAME, parse_speed_args,
                                    report_part)
-from benchmark.spml_setups import (REFERENCE, load, method_configs,
+from benchmark.spml_setups import (REFERENCE, classifier_logits,
+                                   head_config, load, method_configs,
                                    num_views, one_positive,
                                    start_schedules, trained_bank)
 
@@ -56,9 +57,10 @@ def loss_step(cfg: Optional[Config], batch: int, num_classes: int,
     if cfg is None:
         loss = MODELS.build(REFERENCE)
     else:
-        head = cfg.model.head
+        head = head_config(cfg)
         loss = MODELS.build(head.loss)
         start_schedules(loss, cfg)
+        kwargs = classifier_logits(cfg, batch, num_classes, g)
         if head.get('label_bank'):
             kwargs = trained_bank(cfg, target, g).entries(
                 torch.arange(batch), target)

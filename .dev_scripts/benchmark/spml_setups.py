@@ -1,5 +1,6 @@
 """The SPML configs' pieces that the speed entry points measure: configs by
 method, random targets and samples, a label bank after a run's updates."""
+import copy
 import os.path as osp
 from typing import Dict, List, Optional
 
@@ -34,6 +35,27 @@ def pseudo_label_hook(cfg: Config) -> Optional[dict]:
                          *cfg.get('custom_hooks', [])]
              if h and h['type'] == 'SPMLPseudoLabelHook']
     return hooks[0] if hooks else None
+
+
+def head_config(cfg: Config) -> dict:
+    """A copy of the config's head as its classifier builds it: IGNORE's
+    classifier gives its loss the head's classes."""
+    head = copy.deepcopy(cfg.model.head)
+    if cfg.model.get('type') == 'IGNOREClassifier':
+        head.loss.setdefault('num_classes', head.num_classes)
+    return head
+
+
+def classifier_logits(cfg: Config, batch: int, num_classes: int,
+                      generator: torch.Generator) -> Dict[str, torch.Tensor]:
+    """What a config's classifier passes its loss beside the head's logits
+    (random, fixed): IGNORE's logits of the masked images and of the strong
+    views, whose backbone passes the loss and head tables leave out; {}
+    for the other classifiers."""
+    if cfg.model.get('type') != 'IGNOREClassifier':
+        return {}
+    z = torch.randn(2, batch, num_classes, generator=generator) * 3
+    return dict(mask_logits=z[0], strong_logits=z[1])
 
 
 def num_views(cfg: Config) -> int:
