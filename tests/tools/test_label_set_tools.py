@@ -66,9 +66,11 @@ def predictions(out):
 
 def test_calibrate_then_predict_and_test(trained, tmp_path):
     root, options, checkpoint = trained
+    thresholds_file = str(tmp_path / 'thresholds.json')
     out = tool('tools/calibrate.py', CONFIG, checkpoint, '--method',
-               'conformal', '--alpha', '0.3', *options).stdout
-    thresholds_file = checkpoint[:-4] + '_thresholds.json'
+               'conformal', '--alpha', '0.3', '--out', thresholds_file,
+               *options).stdout
+    assert f"recorded the decision (conformal) in {checkpoint}'s meta" in out
     assert f'wrote {thresholds_file}' in out
     with open(thresholds_file) as f:
         record = json.load(f)
@@ -82,7 +84,7 @@ def test_calibrate_then_predict_and_test(trained, tmp_path):
     tool('tools/predict.py', CONFIG, checkpoint, str(listed), '--out',
          str(tmp_path / 'val.json'), *options)
     found, scores = predictions(tmp_path / 'val.json')
-    assert found['thresholds'].startswith(thresholds_file)
+    assert found['thresholds'].startswith(f"{checkpoint}'s meta (conformal")
     np.testing.assert_array_equal(record['positives'], observed.sum(0))
     for k in range(10):
         pos = np.sort(scores[observed[:, k] == 1, k])
@@ -113,7 +115,8 @@ def test_calibrate_then_predict_and_test(trained, tmp_path):
 
     calibrated = tool('tools/test.py', CONFIG, checkpoint, '--work-dir',
                       str(tmp_path / 'test'), *options).stdout
-    assert 'label sets decided by the thresholds of' in calibrated
+    assert f"decision: {checkpoint}'s meta (conformal, alpha 0.3" in \
+        calibrated
     assert metric(calibrated, 'spml/CP') == pytest.approx(cp, abs=1e-3)
     assert metric(calibrated, 'spml/CR') == pytest.approx(cr, abs=1e-3)
     assert metric(calibrated, 'spml/CF1') == pytest.approx(
@@ -168,6 +171,19 @@ def test_calibrate_estimates_labels_per_image(trained, tmp_path):
         assert re.search(rf'^{c} .* {p:.3f}$', out, re.M)
     _, observed = val_observed(root)
     assert record['positives'] == observed.sum(0).tolist()
+    # the checkpoint copied alone decides by the record calibrate wrote
+    # into it: exactly the calibrated sets
+    copy = str(tmp_path / 'copied_alone.pth')
+    import shutil
+    shutil.copy(checkpoint, copy)
+    images = osp.join(root, 'images', 'val')
+    out = tool('tools/predict.py', CONFIG, copy, images, '--out',
+               str(tmp_path / 'copy.json'), *options).stdout
+    assert f"decision: {copy}'s meta (prior, on " in out
+    found, scores = predictions(tmp_path / 'copy.json')
+    expected = scores.astype(np.float32) >= np.float32(record['thresholds'])
+    for entry, row in zip(found['predictions'], expected):
+        assert set(entry['labels']) == {str(k) for k in np.flatnonzero(row)}
     # --positives-per-image still overrides the estimate
     out = tool('tools/calibrate.py', CONFIG, checkpoint, '--out', out_file,
                '--positives-per-image', '2', *options).stdout
