@@ -25,11 +25,11 @@ import numpy as np
 import torch
 from mmengine.config import Config
 
-from spml_mm.apis import (default_thresholds_path, export_onnx, load_model,
-                          resolve_decision, split_loader)
+from spml_mm.apis import (export_onnx, load_model, resolve_decision,
+                          split_loader)
 from spml_mm.apis.export import LabelSetModel, exported_by_spml_mm
 from spml_mm.apis.model import check_fit
-from spml_mm.apis.thresholds import THRESHOLDS_HELP
+from spml_mm.apis.thresholds import THRESHOLDS_HELP, decision_file
 from spml_mm.utils import (DamagedCheckpointError, add_cfg_options,
                            atomic_output, check_output_file,
                            load_checkpoint_safely)
@@ -71,9 +71,7 @@ def main(argv=None):
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
-    thresholds = args.thresholds
-    if thresholds == 'auto':
-        thresholds = default_thresholds_path(args.checkpoint)
+    thresholds = decision_file(args.checkpoint, args.thresholds)
     try:
         replacing = check_output_file(
             args.out, ('.onnx', ),

@@ -28,9 +28,9 @@ import sys
 from mmengine.config import Config
 from mmengine.utils import scandir
 
-from spml_mm.apis import SPMLInferencer, default_thresholds_path
+from spml_mm.apis import SPMLInferencer
 from spml_mm.apis.model import resolve_device
-from spml_mm.apis.thresholds import THRESHOLDS_HELP
+from spml_mm.apis.thresholds import THRESHOLDS_HELP, decision_file
 from spml_mm.utils import (DamagedCheckpointError, add_cfg_options,
                            check_output_file, write_atomically)
 
@@ -177,9 +177,7 @@ def write_out(path, paths, results, classes, thresholds):
 def check_out(args) -> str:
     """Refuse an --out that is an input, or an existing file this tool did
     not write (without --overwrite); the line on a replaced file."""
-    thresholds = args.thresholds
-    if thresholds == 'auto':
-        thresholds = default_thresholds_path(args.checkpoint)
+    thresholds = decision_file(args.checkpoint, args.thresholds)
     inputs = [args.config, args.checkpoint, thresholds, *args.inputs]
     return check_output_file(args.out, ('.json', '.csv'), inputs,
                              predictions_written, args.overwrite)

@@ -115,6 +115,17 @@ def default_thresholds_path(checkpoint: str) -> str:
     return osp.splitext(checkpoint)[0] + '_thresholds.json'
 
 
+def decision_file(checkpoint: str, thresholds: Optional[str]) -> Optional[str]:
+    """The thresholds file a reader of ``checkpoint`` may decide by
+    (``--thresholds``: a file, ``'auto'`` or ``'none'``), to keep it from
+    being written over: the file given, else the one beside the checkpoint
+    that :func:`resolve_decision` would fall back to."""
+    if thresholds == 'none' or thresholds is None:
+        return None
+    return default_thresholds_path(checkpoint) if thresholds == 'auto' \
+        else thresholds
+
+
 def calibrate(method: str,
               scores: np.ndarray,
               known: np.ndarray,

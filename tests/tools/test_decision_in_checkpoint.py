@@ -171,3 +171,28 @@ def test_the_serving_handler_answers_label_sets(calibrated, monkeypatch):
     found = handler.postprocess(handler.inference(
         handler.preprocess(requests)))
     assert found == answers
+
+
+def test_the_record_is_written_whole_or_not_at_all(tmp_path):
+    """record_in_checkpoint: a checkpoint whose weights changed since they
+    were calibrated is refused and kept byte for byte; a link is followed
+    (the file it names gets the record, the link stays a link)."""
+    from spml_mm.apis import checkpoint_record, record_in_checkpoint
+    from spml_mm.apis.thresholds import weights_digest
+    path = save_model(str(tmp_path / 'm.pth'), 0)
+    with open(path, 'rb') as f:
+        before = f.read()
+    record = dict(method='topk', classes=[str(k) for k in range(10)],
+                  topk=2, calibration_images=5)
+    with pytest.raises(ValueError, match='changed while it was calibrated'):
+        record_in_checkpoint(path, record, '0' * 16)
+    with open(path, 'rb') as f:
+        assert f.read() == before
+    link = tmp_path / 'latest.pth'
+    link.symlink_to('m.pth')
+    digest = weights_digest(torch.load(path, weights_only=True))
+    record_in_checkpoint(str(link), record, digest)
+    found = checkpoint_record(torch.load(path, weights_only=True))
+    assert found == dict(format='spml-mm thresholds 1', **record)
+    assert link.is_symlink()
+    assert sorted(os.listdir(tmp_path)) == ['latest.pth', 'm.pth']
