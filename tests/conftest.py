@@ -1,3 +1,4 @@
+import collections
 import multiprocessing.util
 import os
 import os.path as osp
@@ -95,13 +96,50 @@ def xdist_group(nodeid):
     return nodeid.split('::')[0]
 
 
+def load_groups(config):
+    """Whether the tests run on xdist workers in groups: ``--dist
+    loadgroup`` in the controller, which a worker sees as its
+    ``loadgroup`` option (its ``dist`` is 'no')."""
+    return config.pluginmanager.hasplugin('xdist') and (
+        config.getoption('dist', 'no') == 'loadgroup'
+        or getattr(config.option, 'loadgroup', False))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` by :func:`xdist_group`, read from the test ids
+    (xdist's own loadgroup renames a test after its ``xdist_group`` mark,
+    which pytest 9 no longer reads: every test went to any worker), the
+    groups handed out in collection order (as
+    :func:`pytest_collection_modifyitems` sorts them), not xdist's largest
+    count of tests first."""
+    if config.getoption('dist', 'no') != 'loadgroup':
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+
+        def _split_scope(self, nodeid):
+            return xdist_group(nodeid)
+
+    config.option.loadscopereorder = False
+    return GroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    if config.pluginmanager.hasplugin('xdist') and \
-            config.getoption('dist', 'no') == 'loadgroup':
-        for item in items:
-            if item.get_closest_marker('xdist_group') is None:
-                item.add_marker(pytest.mark.xdist_group(
-                    xdist_group(item.nodeid)))
+    """Under ``--dist loadgroup``, the order in which the workers take the
+    groups: :data:`REPO_DATA_TESTS` first, then by their number of slow
+    tests (the long groups start early, the short ones fill the end), else
+    as collected."""
+    if not load_groups(config):
+        return
+    groups = [xdist_group(item.nodeid) for item in items]
+    slow = collections.Counter(
+        group for group, item in zip(groups, items)
+        if item.get_closest_marker('slow') is not None)
+    order = sorted(range(len(items)), key=lambda i: (
+        groups[i] != 'repo_data', -slow[groups[i]], i))
+    items[:] = [items[i] for i in order]
 
 
 def pytest_configure(config):
