@@ -75,7 +75,7 @@ def set_thresholds(cfg, args):
         decision = resolve_decision(cfg, args.checkpoint, args.thresholds,
                                     args.allow_other_thresholds,
                                     args.cfg_options)
-    except (ValueError, DamagedCheckpointError) as err:
+    except (ValueError, OSError, DamagedCheckpointError) as err:
         sys.exit(str(err))
     for line in decision['warnings']:
         print(line)
