@@ -1,10 +1,11 @@
 """The page of ``benchmark.draws`` (``docs/results/draws.md``): test mAP
 and the label-set calibrations when the single positive is chosen by a
 rule rather than drawn uniformly."""
+from spml_mm.apis import list_methods
 
 #: The methods compared, in the page's order: the baseline, the seed
-#: methods and a teacher method.
-METHODS = ('an', 'grloss', 'em_apl', 'lasd', 'vlpl')
+#: methods (their folders' rows) and the first teacher method, by their cards.
+METHODS = ('an', *list_methods(kind='seed'), list_methods(kind='teacher')[0])
 #: The rules compared with the uniform draw.
 DRAWS = ('commonest', 'rarest')
 #: The miss rate of the conformal thresholds measured.
