@@ -147,7 +147,7 @@ def parse_args():
     args = parser.parse_args()
     if args.quick:
         args.seeds = args.seeds[:1]
-    args.methods = args.methods or suite_methods(args.suite)
+    args.methods = args.methods or suite_methods(args.suite, args.regime)
     for method in args.methods:
         suite_config(args.suite, method, args.regime)
     args.out_dir = args.out_dir or (args.work_root if args.quick else

@@ -323,7 +323,8 @@ def main():
         write_page(results, args.out_dir)
         return
     methods = args.methods or [m for m in PAGE_METHODS
-                               if m in suite_methods(args.suite)]
+                               if m in suite_methods(args.suite,
+                                                     args.regime)]
     name = run_name(args.suite, args.regime, args.fraction)
     kept = osp.join(args.out_dir, 'label_sets', name)
     if not args.render_only:

@@ -51,10 +51,17 @@ def label_of(method: str) -> str:
     return get_method(method).label
 
 
-def suite_methods(suite):
-    """The methods a suite runs by default (not those of a teacher)."""
-    return [m for m in list_methods(variants=True, suite=suite)
-            if get_method(m).kind != 'teacher']
+def suite_methods(suite, regime=None):
+    """The methods a suite runs by default (not those of a teacher): those
+    whose card has a config for it (in ``regime``, for a proxy suite)."""
+    found = []
+    for m in list_methods(variants=True, suite=suite):
+        configs = get_method(m).configs[suite]
+        if get_method(m).kind != 'teacher' and (
+                regime is None or not isinstance(configs, dict)
+                or regime in configs):
+            found.append(m)
+    return found
 
 
 def suite_config(suite, method, regime='linear'):

@@ -16,7 +16,7 @@ from benchmark import suites, training
 @pytest.mark.parametrize('suite', ['proxy-voc', 'proxy-coco'])
 @pytest.mark.parametrize('regime', ['linear', 'finetune'])
 def test_every_method_has_a_config_in_every_suite(suite, regime):
-    methods = suites.suite_methods(suite)
+    methods = suites.suite_methods(suite, regime)
     # AN, the full-label bound and every seed paper's recipe, no teacher
     assert {'an', 'full', *list_methods(kind='seed', variants=True)} <= set(
         methods)
@@ -27,6 +27,14 @@ def test_every_method_has_a_config_in_every_suite(suite, regime):
         assert osp.isfile(osp.join(REPO, config)), config
         assert suite[6:] in config and ('-linear' in config) == (
             regime == 'linear')
+
+
+def test_a_suite_runs_only_the_methods_with_a_config_in_its_regime():
+    """IGNORE masks the backbone's feature map: it has no linear-regime
+    (cached features) config, so that regime leaves it out."""
+    assert 'ignore' in suites.suite_methods('proxy-voc', 'finetune')
+    assert 'ignore' not in suites.suite_methods('proxy-voc', 'linear')
+    assert 'ignore' in suites.suite_methods('proxy-voc')
 
 
 def test_a_method_without_proxy_configs_is_refused():
