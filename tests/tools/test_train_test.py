@@ -137,6 +137,7 @@ def test_cfg_options_num_workers_zero_turns_persistent_workers_off():
     args = argparse.Namespace(
         config=config, checkpoint='x.pth', work_dir=None, amp=False,
         out=None, out_scores=None, thresholds='none', launcher='none',
+        allow_other_thresholds=False,
         cfg_options={'test_dataloader.num_workers': 0})
     cfg = load('test').merge_args(Config.fromfile(config), args)
     assert not cfg.test_dataloader.persistent_workers
