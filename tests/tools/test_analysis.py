@@ -188,17 +188,17 @@ def test_proxy_vs_papers_shares_against_hand_computed_values(tmp_path):
     from analysis import proxy_vs_papers
     # papers, VOC: AN 85.89, full 89.42, GR 89.83 -> (89.83 - 85.89) / 3.53
     voc = proxy_vs_papers.paper_shares('voc')
-    assert voc['gr'] == pytest.approx(3.94 / 3.53)
+    assert voc['grloss'] == pytest.approx(3.94 / 3.53)
     assert voc['em'] == pytest.approx((89.09 - 85.89) / 3.53)
     assert 'opml' not in voc  # the papers report OPML-SP only
     runs = {'an': {'0': dict(mAP=30., seconds=1.), '1': dict(mAP=32.,
                                                                seconds=1.)},
             'full': {'0': dict(mAP=41., seconds=1.)},
-            'gr': {'0': dict(mAP=36., seconds=1.)},
+            'grloss': {'0': dict(mAP=36., seconds=1.)},
             'em': {'0': dict(mAP=29., seconds=1.)}}
     # AN's mean 31, full 41: GR closes 50%, EM -20%
     assert proxy_vs_papers.run_shares(runs) == pytest.approx(
-        dict(gr=0.5, em=-0.2))
+        dict(grloss=0.5, em=-0.2))
     path = tmp_path / 'runs.json'
     path.write_text(json.dumps(runs))
     out = run_tool([PYTHON, '-m', 'analysis.proxy_vs_papers',
