@@ -29,6 +29,7 @@ from mmengine.registry import init_default_scope
 from mmpretrain.registry import MODELS
 
 import spml_mm  # noqa: F401
+from spml_mm.apis import get_method
 from spml_mm.engine.runner.gpu_fast_runner import AMP
 from tests.conftest import PYTHON, REPO, run_tool
 from tests.models.test_no_host_sync import CONFIGS, batch
@@ -57,7 +58,7 @@ PRECISIONS = {'fp32': None, 'fp16': 'float16', 'bf16': 'bfloat16'}
 ])
 def test_step_never_waits_on_the_gpu(name, precision):
     cfg = Config.fromfile(
-        osp.join(REPO, 'configs', CONFIGS[name], 'resnet50_coco.py'))
+        osp.join(REPO, get_method(CONFIGS[name]).config('coco')))
     init_default_scope('mmpretrain')
     model_cfg = copy.deepcopy(cfg.model)
     model_cfg.backbone.init_cfg = None  # no download: speed, not weights

@@ -15,20 +15,26 @@ import torch
 from mmengine.config import Config
 
 import spml_mm  # noqa: F401
+from spml_mm.apis import get_method
 from tests.conftest import REPO
 from tests.models.test_no_host_sync import CONFIGS, batch
 from tests.models.test_no_host_sync import build as tiny_model
+from benchmark.spml_setups import num_views
 
 
 def build(name):
     cfg = Config.fromfile(
-        osp.join(REPO, 'configs', CONFIGS[name], 'resnet50_coco.py'))
+        osp.join(REPO, get_method(CONFIGS[name]).config('coco')))
     preprocessor = dict(cfg.data_preprocessor)
     if preprocessor.get('type', 'ClsDataPreprocessor') == \
             'ClsDataPreprocessor':
         preprocessor['type'] = 'SPMLDataPreprocessor'
-    model, wrapper = tiny_model(cfg, cfg.model.head, preprocessor, 'cpu')
-    views = 3 if preprocessor['type'] == 'MultiViewDataPreprocessor' else 1
+    parts = ('backbone', 'neck', 'head', 'data_preprocessor')
+    classifier = {k: v for k, v in cfg.model.items() if k not in parts}
+    model, wrapper = tiny_model(cfg, cfg.model.head, preprocessor, 'cpu',
+                                classifier=classifier)
+    views = num_views(cfg) if preprocessor['type'] == \
+        'MultiViewDataPreprocessor' else 1
     return model, wrapper, cfg.model.head.num_classes, views
 
 

@@ -32,6 +32,8 @@ BATCH, SIZE, NUM_SAMPLES = 4, 32, 16
 
 #: every method with a ResNet-50 COCO config
 METHODS = list_methods(variants=True, suite='coco')
+#: their table labels (the GPU tier's and the compiled step's test ids)
+CONFIGS = {get_method(m).label: m for m in METHODS}
 
 
 def build(cfg, head, data_preprocessor, device='meta', classifier=None):
