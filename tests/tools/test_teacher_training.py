@@ -157,17 +157,20 @@ def test_a_score_file_without_fingerprints(tiny_demo, tmp_path):
     assert 'PYTHONPATH=.dev_scripts python -m benchmark.teacher_quality ' \
         '--write-teacher CONFIG --noise 0.3 --crops 0 ' \
         f'--teacher-out {score_file}' in out
+    # the advice writes a bound copy, never over the file it read
+    bound = str(tmp_path / 'old_bound.npz')
     bind = (f'python tools/score_teacher.py CONFIG --source file --scores '
-            f'{score_file} --out {score_file} --overwrite')
+            f'{score_file} --out {bound} and train with --cfg-options '
+            f'model.head.label_bank.score_file={bound}')
     assert bind in out
     run_tool([PYTHON, 'tools/score_teacher.py', config] +
-             bind.split()[3:] + [
+             bind.split(' and ')[0].split()[3:] + [
                  '--cfg-options',
                  f'train_dataloader.dataset.data_root={tiny_demo}',
                  'train_dataloader.dataset.indices=32'
              ])
-    out = run_tool(train(config, work, tiny_demo, score_file))
-    assert f'Teacher scores of 32 training images from {score_file}' in out
+    out = run_tool(train(config, work, tiny_demo, bound))
+    assert f'Teacher scores of 32 training images from {bound}' in out
 
 
 @pytest.mark.slow
@@ -237,7 +240,7 @@ def test_a_synthetic_file_without_crops_names_its_command(
     out = refused(train(config, str(tmp_path / 'run'), tiny_demo,
                         score_file))
     assert f'{score_file} holds no crop scores; write it with crop scores ' \
-        '(AEVLP scores a 4 x 4 grid) with python -m ' \
-        'benchmark.teacher_quality --write-teacher CONFIG --noise 0.3 ' \
+        '(AEVLP scores a 4 x 4 grid) with PYTHONPATH=.dev_scripts python ' \
+        '-m benchmark.teacher_quality --write-teacher CONFIG --noise 0.3 ' \
         f'--crops 4 --teacher-out {score_file}' in out
     assert '--source synthetic' not in out
