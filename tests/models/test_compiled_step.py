@@ -41,6 +41,9 @@ def build(name):
 @pytest.mark.slow
 @pytest.mark.parametrize('name', CONFIGS)
 def test_compiled_step_computes_the_eager_losses(name):
+    # fixed weights: a method with a threshold (LASD's p > tau) may flip a
+    # pseudo label on a rounding difference when a random p starts near tau
+    torch.manual_seed(0)
     compiled, wrapper, num_classes, views = build(name)
     eager, eager_wrapper, _, _ = build(name)
     eager.load_state_dict(compiled.state_dict())
