@@ -30,6 +30,8 @@ default_hooks = dict(
 custom_hooks = [
     # checkpoints in plain types, loadable with torch.load(weights_only=True)
     dict(type='SafeCheckpointHook'),
+    # the random generators' states resumed with the weights
+    dict(type='SPMLRandomStateHook'),
     # head num_classes vs dataset classes, before any iteration runs
     dict(type='SPMLDatasetCheckHook'),
 ]

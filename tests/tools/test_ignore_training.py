@@ -1,6 +1,8 @@
 """IGNORE's demo config through tools/train.py and tools/test.py: two epochs
 (the second past its warm-up, rejecting), killed at the start of the second
-and resumed, ending with the uninterrupted run's weights and thresholds."""
+and resumed, ending with the uninterrupted run's weights and thresholds: the
+strong view's RandAugment draws in the training process (``num_workers=0``)
+continue from the checkpoint's random state (SPMLRandomStateHook)."""
 import os.path as osp
 import re
 import signal
@@ -12,15 +14,6 @@ from tests.conftest import PYTHON, REPO, run_tool
 from tests.tools.test_resume_recovery import fault_config, train
 
 DEMO = 'configs/ignore/ignore_vgg11bn_demo.py'
-#: the demo with a strong view without RandAugment, whose draws come from
-#: the process's global random state, which no checkpoint keeps (any random
-#: augmentation differs after a resume)
-FIXED_VIEWS = f"""_base_ = '{osp.join(REPO, DEMO)}'
-train_dataloader = dict(dataset=dict(pipeline=[
-    dict(type='LoadImageFromFile'),
-    dict(type='MultiView', num_views=[1, 1], transforms=[[], []]),
-    dict(type='PackInputs', algorithm_keys=('gt_label_full', ))]))
-"""
 #: 2 iterations per epoch
 MORE = ('train_dataloader.dataset.indices=64', )
 
@@ -33,16 +26,14 @@ def state(work):
 @pytest.mark.slow
 def test_demo_trains_tests_and_resumes_to_the_uninterrupted_run(
         tiny_demo, tmp_path):
-    config = str(tmp_path / 'ignore_fixed_views.py')
-    with open(config, 'w') as f:
-        f.write(FIXED_VIEWS)
+    config = osp.join(REPO, DEMO)
     full = str(tmp_path / 'full')
     rc, out = train(config, full, tiny_demo, 2, more=MORE)
     assert rc == 0, out[-3000:]
     # the warm-up epoch, then rejection (SPMLEpochHook's log)
     assert re.findall(r'ignore_rejecting: ([\d.]+)', out)[-1] == '1.0000'
     part = str(tmp_path / 'part')
-    killer = fault_config(str(tmp_path), base=osp.relpath(config, REPO),
+    killer = fault_config(str(tmp_path), base=DEMO,
                           extra="[dict(type='KillInTrainHook', epoch=2)]")
     rc, _ = train(killer, part, tiny_demo, 2, more=MORE)
     assert rc == -signal.SIGKILL

@@ -5,6 +5,7 @@ from .epoch_hook import SPMLEpochHook
 from .multi_view_check_hook import MultiViewCheckHook
 from .preflight_hook import SPMLPreflightHook
 from .pseudo_label_hook import SPMLPseudoLabelHook
+from .random_state_hook import SPMLRandomStateHook
 from .safe_checkpoint_hook import SafeCheckpointHook
 from .sample_state_hook import SPMLSampleStateHook
 from .spml_checkpoint_hook import SPMLCheckpointHook
@@ -15,6 +16,6 @@ __all__ = [
     'DivergenceError', 'MultiViewCheckHook', 'SPMLDatasetCheckHook',
     'SPMLCheckpointHook', 'SPMLDivergenceGuardHook', 'SafeCheckpointHook',
     'SPMLEarlyStoppingHook', 'SPMLEpochHook', 'SPMLPreflightHook',
-    'SPMLPseudoLabelHook', 'SPMLSampleStateHook', 'SPMLSyncNormBuffersHook',
-    'SPMLTeacherScoreHook'
+    'SPMLPseudoLabelHook', 'SPMLRandomStateHook', 'SPMLSampleStateHook',
+    'SPMLSyncNormBuffersHook', 'SPMLTeacherScoreHook'
 ]
