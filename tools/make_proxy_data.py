@@ -5,7 +5,9 @@ characters and scikit-learn's handwritten digits) whose label sets match the
 real dataset's classes, positives per image, class frequencies and
 co-occurring class groups, written in the
 interchange format of ``tools/prepare_spml.py`` with the protocol's observed
-positives. Prints the measured statistics beside the targets and writes
+positives, and each label's object area
+(``formatted_{train,val}_salience.npy``, which ``observe='largest'`` reads).
+Prints the measured statistics beside the targets and writes
 them to ``<out-dir>/statistics.json``; ``--record FILE`` also merges them into
 FILE under the out-dir's name, with the command and the seconds it took (the
 documentation's ``docs/results/label_stats.json``).

@@ -1,19 +1,29 @@
 """Single positives chosen not uniformly, against the uniform draw.
 
-Trains the methods on the demo dataset with the training images' single
-positive chosen by one of the protocol's rules (``observe`` of the dataset,
-``spml_mm.datasets.protocol.OBSERVE_RULES``: ``commonest``, ``rarest``...)
-and compares test mAP and the label-set calibrations with the uniform draw
-(the papers' protocol), then writes ``draws.json`` and renders
-``draws.md`` under ``--out-dir``::
+Trains the methods of a suite with the training images' single positive
+chosen by one of the protocol's rules (``observe`` of the dataset,
+``spml_mm.datasets.protocol.OBSERVE_RULES``: ``commonest``, ``rarest``,
+``largest``) and compares test mAP and the label-set calibrations with the
+uniform draw (the papers' protocol), then writes ``draws.json`` and renders
+``draws.md`` under ``--out-dir``, one section per suite (a run updates its
+own)::
 
     PYTHONPATH=.dev_scripts python -m benchmark.draws --out-dir docs/results
+    PYTHONPATH=.dev_scripts python -m benchmark.draws --suite proxy-voc \
+        --fraction 0.2 --draws commonest rarest largest --out-dir docs/results
 
+The demo suite trains on a demo dataset generated for it (``--data-root``,
+``--num-train``); a proxy suite on the proxy of the accuracy pages
+(``--regime``, ``--fraction``; data and feature cache made if missing),
+each method at the rate its accuracy page's search chose where it has one
+(``accuracy_<suite>_<regime>[-f<fraction>]_lr_search.json`` in
+``docs/results``), the others at their config's. VLPL reads a synthetic
+teacher (:data:`TEACHER_NOISE`) written for the suite's training images.
 Each (method, draw) is one ``benchmark.accuracy`` run (resumable: a finished
 run is not trained again) under ``--work-root/<draw>``, with its validation
 and test scores kept. The uniform rows are trained likewise unless
-``--uniform-from`` names an ``accuracy.json`` whose seed-0 mAPs stand in
-for them (no calibration columns then). ``--collect`` trains nothing and
+``--uniform-from`` names an accuracy json whose seed-0 mAPs stand in for
+them (no calibration columns then). ``--collect`` trains nothing and
 gathers the finished runs; ``--render`` only rewrites the page from the
 json.
 """
@@ -26,8 +36,14 @@ import sys
 
 import numpy as np
 
-from benchmark.common import REPO, dev_env
+from benchmark.common import REPO, RESULTS_DIR, dev_env, load_json
+from benchmark.label_sets import run_name
+from benchmark.pages.accuracy import chosen_lrs
 from benchmark.pages.draws import ALPHA, DRAWS, METHODS, render
+from benchmark.suites import (SUITE_TITLES, proxy_options, proxy_root,
+                              suite_config)
+from benchmark.teacher_quality import write_teacher
+from benchmark.training import prepare_suite
 
 #: The synthetic teacher VLPL reads (benchmark.teacher_quality's noise).
 TEACHER_NOISE = 0.3
@@ -58,37 +74,56 @@ def ensure_data(data_root, num_train):
                       num_test=num_train // 2, seed=0)
 
 
-def teacher_file(work_root, data_root):
-    """The demo's synthetic teacher (written once)."""
-    import spml_mm  # noqa: F401
-    from mmengine.config import Config
-    from mmengine.registry import init_default_scope
-    from mmpretrain.registry import DATASETS
-
-    from spml_mm.benchmarks.synthetic_teacher import write_synthetic_teacher
-    path = osp.join(REPO, work_root, f'teacher_noise{TEACHER_NOISE:g}.npz')
+def teacher_file(args):
+    """The suite's synthetic teacher (written once)."""
+    path = osp.join(REPO, args.work_root,
+                    f'teacher_noise{TEACHER_NOISE:g}.npz')
     if not osp.isfile(path):
         os.makedirs(osp.dirname(path), exist_ok=True)
-        init_default_scope('mmpretrain')
-        cfg = Config.fromfile(
-            osp.join(REPO, 'configs/vlpl/vlpl_vgg11bn_demo.py'))
-        dataset = dict(cfg.train_dataloader.dataset,
-                       data_root=osp.join(REPO, data_root))
-        write_synthetic_teacher(DATASETS.build(dataset), path, TEACHER_NOISE,
-                                0, 0)
+        config = suite_config(args.suite, 'vlpl', args.regime)
+        write_teacher(config, TEACHER_NOISE, path, 0,
+                      options=suite_options(args, config))
     return path
 
 
-def run(method, draw, seeds, work_root, data_root):
+def suite_options(args, config):
+    """``--cfg-options`` that point ``config`` at the suite's data."""
+    if args.suite == 'demo':
+        return data_options(args.data_root)
+    return proxy_options(args.suite, args.fraction, config)
+
+
+def lr_options(args, method):
+    """The learning rate the suite's accuracy page chose for ``method``
+    (none for the demo, whose configs have their rates, nor for a method
+    that search did not run)."""
+    if args.suite == 'demo':
+        return []
+    found = load_json(osp.join(RESULTS_DIR,
+                               f'{accuracy_name(args)}_lr_search.json'))
+    lr = chosen_lrs(found).get(method)
+    return [f'optim_wrapper.optimizer.lr={lr:g}'] if lr else []
+
+
+def accuracy_name(args):
+    """The name of ``benchmark.accuracy``'s results for the suite."""
+    return 'accuracy' if args.suite == 'demo' else f'accuracy_{args.section}'
+
+
+def run(method, draw, args):
     """Train and test one method under one draw (benchmark.accuracy)."""
-    out = osp.join(work_root, draw)
-    options = observe_options(draw) + data_options(data_root)
+    out = osp.join(args.work_root, draw)
+    options = observe_options(draw) + lr_options(args, method)
+    if args.suite == 'demo':
+        options += data_options(args.data_root)
     if method == 'vlpl':
         options.append('model.head.label_bank.score_file='
-                       f'{teacher_file(work_root, data_root)}')
-    cmd = [sys.executable, '-m', 'benchmark.accuracy', '--suite', 'demo',
-           '--methods', method, '--seeds', *map(str, seeds), '--work-root',
-           out, '--out-dir', out, '--keep-scores']
+                       f'{teacher_file(args)}')
+    cmd = [sys.executable, '-m', 'benchmark.accuracy', '--suite', args.suite,
+           '--methods', method, '--seeds', *map(str, args.seeds),
+           '--work-root', out, '--out-dir', out, '--keep-scores']
+    if args.suite != 'demo':
+        cmd += ['--regime', args.regime, '--fraction', f'{args.fraction:g}']
     if options:
         cmd += ['--cfg-options', *options]
     print(' '.join(cmd), flush=True)
@@ -96,8 +131,8 @@ def run(method, draw, seeds, work_root, data_root):
 
 
 def observed_val(draw, data_root):
-    """The demo's validation split observed under ``draw`` (rows in the
-    split's order)."""
+    """The validation split of ``data_root`` observed under ``draw`` (rows
+    in the split's order)."""
     import spml_mm  # noqa: F401
     from spml_mm.datasets import SPMLDataset
     dataset = SPMLDataset(osp.join(REPO, data_root), split='val',
@@ -113,22 +148,28 @@ def calibration(scores_prefix, draw, data_root):
     """What the label-set calibrations give when the validation split's
     single positives follow ``draw``: the estimate of m against the true
     m, the class priors' error with the true m, and the test recall of
-    conformal thresholds (target 1 - ALPHA on observed positives)."""
+    conformal thresholds (target 1 - ALPHA on observed positives); for an
+    estimate or thresholds refused (a class observed too rarely), why."""
     from spml_mm.evaluation.calibration import (CalibrationError,
                                                 class_priors,
                                                 conformal_thresholds,
                                                 estimate_positives_per_image)
     val = np.load(scores_prefix + '_val.npz')
     test = np.load(scores_prefix + '_test.npz')
-    full = (val['known'] == 1).astype(float)  # the demo validates on full
+    # the suites validate on full labels
+    full = (val['known'] == 1).astype(float)
     observed = observed_val(draw, data_root)
     assert observed.shape == full.shape
     m_true = float(full.sum(1).mean())
-    m_est, _ = estimate_positives_per_image(val['scores'], observed)
     priors = class_priors(observed, m_true)
-    prior_error = float(100 * np.abs(priors - full.mean(0)).mean())
-    found = dict(m_true=m_true, m_est=float(m_est), prior_error=prior_error,
+    found = dict(m_true=m_true,
+                 prior_error=float(100 * np.abs(priors - full.mean(0)).mean()),
                  observed_min_class=int(observed.sum(0).min()))
+    try:
+        found['m_est'] = float(
+            estimate_positives_per_image(val['scores'], observed)[0])
+    except CalibrationError as err:  # a class never observed
+        found['m_refused'] = str(err).split(' (')[0]
     try:
         thresholds, _ = conformal_thresholds(val['scores'], observed, ALPHA)
     except CalibrationError as err:  # a class with too few observations
@@ -142,15 +183,16 @@ def calibration(scores_prefix, draw, data_root):
                 conformal_min_class_recall=float(100 * per_class.min()))
 
 
-def collect(work_root, draws, seeds, data_root, uniform_from=None):
+def collect(args):
     """Every finished run's test mAP and calibration, by draw and method."""
     from benchmark.suites import label_of
     rows = {}
-    for draw in ('uniform', *draws):
-        out = osp.join(REPO, work_root, draw)
-        path = osp.join(out, 'accuracy.json')
-        if draw == 'uniform' and uniform_from:
-            path = osp.join(REPO, uniform_from)
+    name = accuracy_name(args)
+    for draw in ('uniform', *args.draws):
+        out = osp.join(REPO, args.work_root, draw)
+        path = osp.join(out, f'{name}.json')
+        if draw == 'uniform' and args.uniform_from:
+            path = osp.join(REPO, args.uniform_from)
         if not osp.isfile(path):
             continue
         with open(path) as f:
@@ -159,64 +201,93 @@ def collect(work_root, draws, seeds, data_root, uniform_from=None):
             keys = [k for k in (method, 'gr') if k in results]
             key = keys[0] if keys and (method == 'grloss' or
                                        keys[0] == method) else method
-            for seed in map(str, seeds):
+            for seed in map(str, args.seeds):
                 run_ = results.get(key, {}).get(seed)
                 if not run_:
                     continue
                 row = dict(method=method, label=label_of(method), draw=draw,
                            seed=int(seed), mAP=run_['mAP'],
                            seconds=run_.get('seconds'))
-                prefix = osp.join(out, 'scores', 'accuracy',
-                                  f'{key}_seed{seed}')
+                prefix = osp.join(out, 'scores', name, f'{key}_seed{seed}')
                 if osp.isfile(prefix + '_val.npz') and (
-                        draw != 'uniform' or not uniform_from):
-                    row.update(calibration(prefix, draw, data_root))
+                        draw != 'uniform' or not args.uniform_from):
+                    row.update(calibration(prefix, draw, args.data_root))
                 rows[f'{draw}/{method}/{seed}'] = row
     return rows
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--suite', default='demo',
+                        choices=['demo', 'proxy-voc'])
+    parser.add_argument('--regime', default='linear',
+                        choices=['linear', 'finetune'],
+                        help='proxy suite: frozen backbone on cached '
+                        'features, or the whole network fine-tuned')
+    parser.add_argument('--fraction', type=float, default=1.,
+                        help='proxy suite: at this share of its size')
     parser.add_argument('--methods', nargs='+', default=list(METHODS),
                         choices=METHODS)
-    parser.add_argument('--draws', nargs='+', default=list(DRAWS))
+    parser.add_argument('--draws', nargs='+', default=['commonest', 'rarest'],
+                        choices=DRAWS)
     parser.add_argument('--seeds', nargs='+', type=int, default=[0])
     parser.add_argument('--work-root', default='work_dirs/draws')
     parser.add_argument('--out-dir', default='work_dirs/draws')
-    parser.add_argument('--data-root', default='data/demo',
-                        help='the demo dataset to train on (generated when '
-                        'absent, with --num-train official-train images)')
+    parser.add_argument('--data-root', default=None,
+                        help='demo suite: the demo dataset to train on '
+                        '(default data/demo; generated when absent, with '
+                        '--num-train official-train images)')
     parser.add_argument('--num-train', type=int, default=4000)
     parser.add_argument('--uniform-from', default=None,
-                        help='an accuracy.json whose runs stand in for the '
+                        help='an accuracy json whose runs stand in for the '
                         'uniform draw instead of training it')
-    parser.add_argument('--note', default='', help='a line for the page')
+    parser.add_argument('--note', default='', help='a line for the section')
+    parser.add_argument('--conclusion', default=None,
+                        help='what the section\'s numbers say (kept from '
+                        'the json when not given)')
     parser.add_argument('--render', action='store_true',
                         help='only render the page from the json')
     parser.add_argument('--collect', action='store_true',
                         help='train nothing: collect the finished runs '
                         'into the json and render the page')
     args = parser.parse_args(argv)
+    if args.suite == 'demo':
+        args.section = 'demo'
+        args.data_root = args.data_root or 'data/demo'
+    elif args.data_root:
+        parser.error('--data-root: a proxy suite trains on its own proxy')
+    else:
+        args.section = run_name(args.suite, args.regime, args.fraction)
+        args.data_root = proxy_root(args.suite, args.fraction)
+    args.work_root = args.work_root if args.suite == 'demo' else osp.join(
+        args.work_root, args.section)
     json_path = osp.join(REPO, args.out_dir, 'draws.json')
+    data = load_json(json_path) or dict(suites={})
     if not args.render:
         draws = list(args.draws)
         if not args.uniform_from:
             draws = ['uniform'] + draws
-        ensure_data(args.data_root, args.num_train)
+        if args.suite == 'demo':
+            ensure_data(args.data_root, args.num_train)
+        else:
+            prepare_suite(args.suite, args.regime, args.fraction)
         for method in args.methods * (not args.collect):
             for draw in draws:
-                run(method, draw, args.seeds, args.work_root,
-                    args.data_root)
-        data = dict(seeds=args.seeds, draws=args.draws, note=args.note,
-                    uniform_from=args.uniform_from, data_root=args.data_root,
-                    rows=collect(args.work_root, args.draws, args.seeds,
-                                 args.data_root, args.uniform_from))
+                run(method, draw, args)
+        before = data['suites'].get(args.section, {})
+        title = SUITE_TITLES[args.suite] + (
+            '' if args.suite == 'demo' else f', {args.regime} regime' +
+            ('' if args.fraction == 1 else
+             f', at {args.fraction:g} of its size'))
+        data['suites'][args.section] = dict(
+            title=title, seeds=args.seeds, draws=args.draws, note=args.note,
+            conclusion=args.conclusion or before.get('conclusion', ''),
+            uniform_from=args.uniform_from, data_root=args.data_root,
+            teacher_noise=TEACHER_NOISE, rows=collect(args))
         os.makedirs(osp.dirname(json_path), exist_ok=True)
         with open(json_path, 'w') as f:
             json.dump(data, f, indent=1, sort_keys=True)
             f.write('\n')
-    with open(json_path) as f:
-        data = json.load(f)
     with open(json_path[:-len('.json')] + '.md', 'w') as f:
         f.write(render(data))
     print(f'written {json_path} and draws.md')

@@ -19,7 +19,11 @@ The output is the interchange format of the real datasets
 (``formatted_{train,val}_{images,labels,labels_obs}.npy``, ``classes.txt``,
 images under ``images/``), with the observed labels of
 :func:`~spml_mm.datasets.protocol.observe_uniform`, as
-``tools/prepare_spml.py`` writes them for VOC and COCO.
+``tools/prepare_spml.py`` writes them for VOC and COCO, and each label's
+object area in pixels (``formatted_{train,val}_salience.npy``, N x C, 0 for
+an absent class), which the datasets' ``observe='largest'`` reads. The areas
+are measured as the objects are drawn, consuming no random number: the
+images, labels and observations are those the generator wrote without them.
 """
 import json
 import os
@@ -393,7 +397,10 @@ class SceneRenderer:
         return canvas.astype(np.float32)
 
     def _place(self, canvas: np.ndarray, glyph: str,
-               rng: np.random.RandomState) -> None:
+               rng: np.random.RandomState) -> float:
+        """Draw one glyph instance onto ``canvas``; return its area in
+        pixels (its mask inside the image, before later glyphs and its
+        occluding patch cover parts of it)."""
         size = self.size
         height = int(size * rng.uniform(*self.glyph_scale))
         if glyph.startswith('texture:'):
@@ -434,19 +441,26 @@ class SceneRenderer:
             oy = ys.start + rng.randint(0, max(1, mask.shape[0] - oh + 1))
             ox = xs.start + rng.randint(0, max(1, mask.shape[1] - ow + 1))
             canvas[oy:oy + oh, ox:ox + ow] = rng.rand(3)
+        return float(mask.sum())
 
     def render(self, glyphs: Sequence[str], distractors: Sequence[str],
-               rng: np.random.RandomState) -> Image.Image:
+               rng: np.random.RandomState
+               ) -> Tuple[Image.Image, Dict[str, float]]:
         """An RGB scene with every glyph of ``glyphs`` (once or twice) and a
-        Poisson number of glyphs from ``distractors``, in random order."""
+        Poisson number of glyphs from ``distractors``, in random order, and
+        the area of each glyph of ``glyphs``: its largest instance's, as
+        :meth:`_place` measures it."""
         items = []
         for glyph in glyphs:
             items += [glyph] * (1 + (rng.rand() < 0.25))
         for _ in range(rng.poisson(self.distractors_mean)):
             items.append(distractors[rng.randint(len(distractors))])
         canvas = self._background(rng)
+        areas = dict.fromkeys(glyphs, 0.)
         for i in rng.permutation(len(items)):
-            self._place(canvas, items[i], rng)
+            area = self._place(canvas, items[i], rng)
+            if items[i] in areas:  # distractors belong to no class
+                areas[items[i]] = max(areas[items[i]], area)
         canvas += rng.randn(*canvas.shape).astype(np.float32) * \
             rng.uniform(0., 0.05)
         image = Image.fromarray(
@@ -454,7 +468,7 @@ class SceneRenderer:
         if rng.rand() < 0.3:
             image = image.filter(ImageFilter.GaussianBlur(rng.uniform(0.3,
                                                                       1.)))
-        return image
+        return image, areas
 
 
 def texture_pattern(family: str, height: int, width: int, period: float,
@@ -585,16 +599,20 @@ def make_proxy_dataset(out_dir: str,
         labels = sampler.sample(sizes[split], rng)
         os.makedirs(osp.join(out_dir, 'images', split), exist_ok=True)
         paths = []
+        salience = np.zeros_like(labels)
         for i, row in enumerate(labels):
-            present = [glyphs[c] for c in np.nonzero(row)[0]]
+            present = np.nonzero(row)[0]
             path = osp.join(split, f'{split}_{i:06d}.jpg')
-            renderer.render(present, distractors, rng).save(
-                osp.join(out_dir, 'images', path), quality=90)
+            image, areas = renderer.render([glyphs[c] for c in present],
+                                           distractors, rng)
+            image.save(osp.join(out_dir, 'images', path), quality=90)
+            salience[i, present] = [areas[glyphs[c]] for c in present]
             paths.append(path)
             progress.update()
         observed = observe_uniform(labels, seed=observe_seed)
         for name, array in (('images', np.array(paths)), ('labels', labels),
-                            ('labels_obs', observed)):
+                            ('labels_obs', observed),
+                            ('salience', salience)):
             np.save(osp.join(out_dir, f'formatted_{split}_{name}.npy'), array)
         summary[split] = dict(images=len(paths),
                               **label_statistics(labels, groups))

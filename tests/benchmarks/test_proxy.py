@@ -16,8 +16,8 @@ from spml_mm.benchmarks.proxy import (CLASS_GLYPHS, CLASS_SETS,
                                       class_frequencies, class_name,
                                       format_proxy_summary, label_statistics,
                                       make_proxy_dataset, proxy_groups,
-                                      proxy_label_sampler, split_sizes,
-                                      texture_pattern)
+                                      proxy_label_sampler, SceneRenderer,
+                                      split_sizes, texture_pattern)
 from spml_mm.datasets import observe_uniform
 from tests.conftest import REPO
 
@@ -185,6 +185,58 @@ def test_generation_is_deterministic_in_its_seed(tmp_path):
     for name in ('formatted_train_labels.npy', 'images/val/val_000003.jpg'):
         assert read(name, 'a') == read(name, 'b')
         assert read(name, 'a') != read(name, 'c')
+
+
+def test_a_texture_object_area_is_the_pixels_it_covers():
+    renderer = SceneRenderer(64, np.zeros((1, 8, 8)), np.zeros(1),
+                             glyph_scale=(0.25, 0.55), occlusion_prob=0.)
+    for seed, glyph in enumerate(CLASS_TEXTURES['voc'][::4]):
+        canvas = np.zeros((64, 64, 3), np.float32)
+        area = renderer._place(canvas, glyph, np.random.RandomState(seed))
+        covered = (canvas != 0).any(2).sum()
+        # the anti-aliased edge counts in part: within a tenth
+        assert 50 < area <= covered <= 1.1 * area, glyph
+
+
+def test_largest_observes_the_largest_object(tmp_path, monkeypatch):
+    """The salience file holds the area of each label's largest instance,
+    as drawn, and ``observe='largest'`` keeps the label of the largest."""
+    import spml_mm  # noqa: F401
+    from spml_mm.benchmarks import proxy
+    from spml_mm.datasets import SPMLDataset
+    scenes = []  # per image: (glyph, area) of every object drawn
+    render, place = proxy.SceneRenderer.render, proxy.SceneRenderer._place
+
+    def spy_render(self, *args):
+        scenes.append([])
+        return render(self, *args)
+
+    def spy_place(self, canvas, glyph, rng):
+        scenes[-1].append((glyph, place(self, canvas, glyph, rng)))
+        return scenes[-1][-1][1]
+
+    monkeypatch.setattr(proxy.SceneRenderer, 'render', spy_render)
+    monkeypatch.setattr(proxy.SceneRenderer, '_place', spy_place)
+    make_proxy_dataset(str(tmp_path), 'voc', image_size=48, seed=3,
+                       sizes=dict(train=12, val=4))
+    labels = np.load(tmp_path / 'formatted_train_labels.npy')
+    salience = np.load(tmp_path / 'formatted_train_salience.npy')
+    glyphs = CLASS_TEXTURES['voc']
+    expected = np.zeros_like(salience)
+    for k, scene in enumerate(scenes[:len(labels)]):  # train split first
+        for glyph, area in scene:
+            if glyph in glyphs:  # not a distractor
+                c = glyphs.index(glyph)
+                expected[k, c] = max(expected[k, c], area)
+    np.testing.assert_array_equal(salience, expected)
+    assert ((salience > 0) == (labels == 1)).all()
+    several = np.flatnonzero(labels.sum(1) > 1)
+    assert len(several) >= 2  # images where the rule has a choice
+    data = SPMLDataset(str(tmp_path), observe='largest', val_frac=0.,
+                       pipeline=[])
+    kept = [data.get_data_info(k)['gt_label'].tolist() for k in
+            range(len(labels))]
+    assert kept == [[int(expected[k].argmax())] for k in range(len(labels))]
 
 
 def test_glyph_class_set_and_unknown_sets(tmp_path):

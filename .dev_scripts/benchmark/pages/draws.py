@@ -1,32 +1,41 @@
 """The page of ``benchmark.draws`` (``docs/results/draws.md``): test mAP
 and the label-set calibrations when the single positive is chosen by a
-rule rather than drawn uniformly."""
+rule rather than drawn uniformly, one section per suite."""
+import numpy as np
+
 from spml_mm.apis import list_methods
+from spml_mm.datasets.protocol import OBSERVE_RULES
 
 #: The methods compared, in the page's order: the baseline, the seed
 #: methods (their folders' rows) and the first teacher method, by their cards.
 METHODS = ('an', *list_methods(kind='seed'), list_methods(kind='teacher')[0])
 #: The rules compared with the uniform draw.
-DRAWS = ('commonest', 'rarest')
+DRAWS = OBSERVE_RULES[1:]
 #: The miss rate of the conformal thresholds measured.
 ALPHA = 0.2
 
+INTRO = (
+    'Each training image keeps one positive: drawn uniformly among its labels '
+    '(the papers\' protocol) or chosen by a rule of the protocol (the '
+    'datasets\' `observe`): `commonest`, its label of the class most '
+    'frequent in the split; `rarest`, of the least frequent; `largest`, of '
+    'its largest object. Every rule keeps the uniform draw\'s negatives '
+    '(none here) and changes only which positive an image observes; the '
+    'validation and test labels are the same. Per suite: the test mAP of '
+    'each method and draw (the change from the uniform draw in brackets), '
+    'and what the label-set calibrations give on the validation split '
+    'observed under each draw: m, the mean number of labels per image (true '
+    '/ estimated by `estimate_positives_per_image`); the class priors '
+    '`class_priors` derives from the observed positives with the true m '
+    '(mean absolute error, points: it reads the observed positives alone, '
+    'so it is the same for every method); the fewest observed positives of '
+    f'a class; conformal thresholds at alpha {ALPHA:g}: the recall they '
+    f'reach on every test positive (target {100 * (1 - ALPHA):.0f}% on '
+    'observed positives) and on the worst class.')
 
-def render(data):
-    """The page: mAP per method and draw, and the calibrations."""
-    rows = list(data['rows'].values())
-    draws = [d for d in ('uniform', *DRAWS)
-             if any(r['draw'] == d for r in rows)]
+
+def map_lines(rows, draws):
     lines = [
-        '# Single positives chosen not uniformly',
-        '',
-        '<!-- written by benchmark.draws from draws.json; do not edit -->',
-        '',
-        f'Demo dataset, seed(s) {", ".join(map(str, data["seeds"]))}; '
-        f'{data["note"]}',
-        '',
-        '## Test mAP',
-        '',
         '| method | ' + ' | '.join(draws) + ' |',
         '| --- |' + ' --- |' * len(draws),
     ]
@@ -46,25 +55,18 @@ def render(data):
                 text += f' ({row["mAP"] - got["uniform"]["mAP"]:+.2f})'
             cells.append(text)
         lines.append(f'| {label} | ' + ' | '.join(cells) + ' |')
-    lines += [
-        '',
-        '## Label-set calibrations',
-        '',
-        'On the validation split observed under each draw: m, the mean number '
-        'of labels per image (true / estimated by `estimate_positives_per_'
-        'image`); the class priors `class_priors` derives from the observed '
-        'positives with the true m (mean absolute error, points); the fewest '
-        'observed positives of a class; conformal '
-        f'thresholds at alpha {ALPHA:g}: the recall they reach on every test '
-        f'positive (target {100 * (1 - ALPHA):.0f}%) and on the worst class.',
-        '',
+    return lines
+
+
+def calibration_lines(suite, draws):
+    lines = [
         '| method | draw | m true | m estimated | prior error | fewest '
         'observed | conformal recall | worst class recall |',
         '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ]
     for method in METHODS:
         for draw in draws:
-            row = data['rows'].get(f'{draw}/{method}/{data["seeds"][0]}')
+            row = suite['rows'].get(f'{draw}/{method}/{suite["seeds"][0]}')
             if not row or 'm_true' not in row:
                 continue
             if 'conformal_recall' in row:
@@ -72,8 +74,103 @@ def render(data):
                              f'{row["conformal_min_class_recall"]:.1f}%')
             else:
                 conformal = f'refused: {row["conformal_refused"]} | -'
+            m_est = f'{row["m_est"]:.2f}' if 'm_est' in row else \
+                f'refused: {row["m_refused"]}'
             lines.append(
                 f'| {row["label"]} | {draw} | {row["m_true"]:.2f} | '
-                f'{row["m_est"]:.2f} | {row["prior_error"]:.2f} | '
+                f'{m_est} | {row["prior_error"]:.2f} | '
                 f'{row["observed_min_class"]} | {conformal} |')
+    return lines
+
+
+def spread(values):
+    """The range of ``values`` (signed), with their mean when several."""
+    low, high = min(values), max(values)
+    text = f'{low:+.2f}' if low == high else f'{low:+.2f} to {high:+.2f}'
+    return text if len(values) == 1 else \
+        f'{text} (mean {np.mean(values):+.2f})'
+
+
+def mean_of(rows, key):
+    """The mean of ``key`` over the rows that have it, or ``refused``."""
+    values = [r[key] for r in rows if key in r]
+    return f'{np.mean(values):.2f}' if values else 'refused'
+
+
+def summary_lines(suite, draws):
+    """What each rule did against the uniform draw, from the rows: the
+    change of mAP over the methods that ran both, and the calibrations
+    (m estimated and conformal recall: means over those methods)."""
+    rows, seed = suite['rows'], suite['seeds'][0]
+    lines = []
+    for draw in draws[1:]:
+        pairs = [(rows[f'uniform/{m}/{seed}'], rows[f'{draw}/{m}/{seed}'])
+                 for m in METHODS if f'uniform/{m}/{seed}' in rows
+                 and f'{draw}/{m}/{seed}' in rows]
+        if not pairs:
+            continue
+        text = (f'- `{draw}`: test mAP '
+                f'{spread([b["mAP"] - a["mAP"] for a, b in pairs])} points '
+                'against the uniform draw (' +
+                ', '.join(b['label'] for _, b in pairs) + ')')
+        pairs = [(a, b) for a, b in pairs if 'm_true' in a and 'm_true' in b]
+        if pairs:
+            uni, rule = zip(*pairs)
+            text += (
+                f'; class-prior error {uni[0]["prior_error"]:.2f} -> '
+                f'{rule[0]["prior_error"]:.2f} points; fewest observed '
+                f'positives of a class {uni[0]["observed_min_class"]} -> '
+                f'{rule[0]["observed_min_class"]}; m estimated '
+                f'{mean_of(uni, "m_est")} -> {mean_of(rule, "m_est")} (true '
+                f'{uni[0]["m_true"]:.2f})')
+            recall = [(a['conformal_recall'], b['conformal_recall'],
+                       a['conformal_min_class_recall'],
+                       b['conformal_min_class_recall']) for a, b in pairs
+                      if 'conformal_recall' in a and 'conformal_recall' in b]
+            if recall:
+                means = np.mean(recall, 0)
+                text += (f'; conformal recall on all test positives '
+                         f'{means[0]:.1f}% -> {means[1]:.1f}%, on the worst '
+                         f'class {means[2]:.1f}% -> {means[3]:.1f}%')
+        lines.append(text + '.')
+    return lines
+
+
+def suite_section(suite):
+    rows = list(suite['rows'].values())
+    draws = [d for d in ('uniform', *DRAWS) if any(r['draw'] == d
+                                                   for r in rows)]
+    lines = [
+        f'## {suite["title"]}',
+        '',
+        f'Seed(s) {", ".join(map(str, suite["seeds"]))}; {suite["note"]}',
+        '',
+        '### Test mAP',
+        '',
+        *map_lines(rows, draws),
+        '',
+        '### Label-set calibrations',
+        '',
+        *calibration_lines(suite, draws),
+    ]
+    summary = summary_lines(suite, draws)
+    if summary or suite.get('conclusion'):
+        lines += ['', '### What the draws did', '', *summary]
+        if suite.get('conclusion'):
+            lines += ['', suite['conclusion']]
+    return lines
+
+
+def render(data):
+    """The page: per suite (the demo first), mAP per method and draw, the
+    calibrations and what each rule changed."""
+    lines = [
+        '# Single positives chosen not uniformly',
+        '',
+        '<!-- written by benchmark.draws from draws.json; do not edit -->',
+        '',
+        INTRO,
+    ]
+    for name in sorted(data['suites'], key=lambda n: (n != 'demo', n)):
+        lines += [''] + suite_section(data['suites'][name])
     return '\n'.join(lines) + '\n'
