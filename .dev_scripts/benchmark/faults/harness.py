@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Callable, Dict, Iterator
 
 from spml_mm.datasets import make_demo_dataset
@@ -126,8 +127,7 @@ FAULT_CONFIG = '''
 _base_ = '{repo}/{config}'
 custom_imports = dict(imports=['spml_mm', 'fault_injector'],
                       allow_failed_imports=False)
-custom_hooks = [dict(type='SafeCheckpointHook'),
-                dict(type='SPMLDatasetCheckHook')] + {extra}
+custom_hooks = _base_.custom_hooks + {extra}
 {more}
 '''
 
@@ -161,7 +161,10 @@ class Bench:
         ]
 
     def run(self, args, env=None, timeout=600):
+        """Run a tool: (status, log); its wall time (the interpreter's start
+        and imports included) in ``self.seconds``."""
         env = dict(os.environ, PYTHONPATH=f'{self.tmp}:{REPO}', **(env or {}))
+        start = time.time()
         proc = subprocess.run(
             [sys.executable] + args,
             cwd=REPO,
@@ -169,6 +172,7 @@ class Bench:
             capture_output=True,
             text=True,
             timeout=timeout)
+        self.seconds = time.time() - start
         return proc.returncode, proc.stdout + proc.stderr
 
     def train(self, work, *extra, config=None, env=None, epochs=2):

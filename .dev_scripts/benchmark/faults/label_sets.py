@@ -333,7 +333,8 @@ def stale_image_cache(bench):
     line = error_line(log, 'is stale for the')
     trained = 'Epoch(train)' in log
     return ('an image cache written before an image changed, then '
-            'tools/train.py with it', f'refused before the first batch: '
+            'tools/train.py with it', 'refused before the first batch '
+            f'({bench.seconds:.0f} s): '
             f'"...{line[line.find("is stale"):][:70]}..."' if line and not
             trained else f'{error_line(log, "Error")[:90]}',
             judged(not trained, refusal(rc, line), 'crash'))
@@ -361,7 +362,8 @@ def stale_observed(bench):
     line, result = bad_file(bench, 'stale_obs', damage, 'it is stale')
     named = 'formatted_train_labels_obs.npy holds' in line
     return ('a stale formatted_train_labels_obs.npy (fewer rows than the '
-            'labels)', f'refused: "...{line[line.find("formatted_train"):][:80]}'
+            'labels)', f'refused ({bench.seconds:.0f} s): '
+            f'"...{line[line.find("formatted_train"):][:80]}'
             '..."' if named else line[:90],
             judged(named, result, 'crash'))
 

@@ -24,7 +24,7 @@ def before_training(log: str, marker: str) -> bool:
 def refused_before_training(bench, name, options, expect, base=CONFIG,
                             epochs=1):
     """A run that must stop before its first iteration with ``expect``:
-    (outcome, result)."""
+    (outcome, result), the refusal with its wall time."""
     work = osp.join(bench.tmp, name)
     rc, log = bench.run(['tools/train.py', bench.config(base=base),
                          '--work-dir', work] +
@@ -32,7 +32,8 @@ def refused_before_training(bench, name, options, expect, base=CONFIG,
     line = error_line(log, expect)
     trained = TRAIN_LINE in log or (osp.isdir(work) and any(
         f.endswith('.pth') for f in os.listdir(work)))
-    outcome = (f'refused before training: {line.split("Error: ", 1)[-1]}'
+    outcome = (f'refused before training ({bench.seconds:.0f} s): '
+               f'{line.split("Error: ", 1)[-1]}'
                if line and not trained else
                f'{"trained" if trained else "stopped"}: '
                f'{error_line(log, "Error") or "exit " + str(rc)}')
@@ -59,7 +60,8 @@ def fast_recipe(bench):
     line = error_line(log, "runner_type='SPMLGPUFastRunner' is the GPU")
     trained = TRAIN_LINE in log
     return ('GPU fast recipe (runtime_gpu_fast.py) via tools/train.py, no '
-            'CUDA', f'refused before training: {line[14:120]}...'
+            'CUDA', f'refused before training ({bench.seconds:.0f} s): '
+            f'{line[14:110]}...'
             if line and not trained else
             f'FAILED: {error_line(log, "Error")[:100]}',
             judged(not trained, refusal(rc, line), 'silent wrong answer'))
@@ -123,7 +125,8 @@ def split_without_positive(bench):
     line = error_line(log, 'no class has a positive')
     trained = TRAIN_LINE in log
     return ('validation split without any positive',
-            f'refused before training: {line.split("Error: ", 1)[-1][:100]}'
+            f'refused before training ({bench.seconds:.0f} s): '
+            f'{line.split("Error: ", 1)[-1][:100]}'
             if line and not trained else
             f'FAILED: {error_line(log, "Error")[:100]}',
             judged(not trained, refusal(rc, line), 'silent wrong answer'))
@@ -142,7 +145,8 @@ def validation_crash(bench):
     named = 'look at model' in line and \
         'val_dataloader.dataset.pipeline' in line
     return ('validation pipeline at 4 px (the model fails on its images)',
-            'stopped before training: the error, then '
+            f'stopped before training ({bench.seconds:.0f} s): the error, '
+            'then '
             f'"{line[line.find("in the model"):][:110]}..."' if named else
             f'FAILED: {line[:100] or error_line(log, "Error")[:100]}',
             judged(named and TRAIN_LINE not in log, refusal(rc, line),
@@ -159,7 +163,8 @@ def expression_option(bench):
                             "dict(type='Resize', scale=4)]"])
     line = error_line(log, 'is an expression, which is not parsed')
     return ('--cfg-options KEY=[dict(type=..., a=1), ...]',
-            f'refused: {line.split("parsed: ", 1)[-1][:90]}' if line else
+            f'refused ({bench.seconds:.0f} s): '
+            f'{line.split("parsed: ", 1)[-1][:90]}' if line else
             f'FAILED: {error_line(log, "Error")[:100]}',
             refusal(rc, line))
 
