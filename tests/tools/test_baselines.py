@@ -14,9 +14,7 @@ from tests.conftest import PYTHON, REPO, run_tool
 pytestmark = pytest.mark.slow  # trainings through the tools
 
 #: the community baselines beside AN, by key: their demo configs (IGNORE's
-#: demo draws its strong view with RandAugment, whose random state no
-#: checkpoint keeps; tests/tools/test_ignore_training.py resumes it exactly
-#: without that transform)
+#: is trained, killed, resumed and tested by tests/tools/test_ignore_training.py)
 CONFIGS = {
     m: get_method(m).config('demo')
     for m in list_methods(kind='baseline') if m not in ('an', 'ignore')
