@@ -20,8 +20,8 @@ sets on the test split: the head's 0.5, each calibration of
 alpha 0.1 and 0.2, one pooled conformal threshold, class-prior matching and
 top-k with the data's mean number of labels per image, class-prior
 matching with each class's prior estimated from the validation scores and
-observed positives, ``tools/calibrate.py``'s default), the F1 reference on
-a fully labelled validation subset, and the oracle (F1-optimal on the test
+observed positives, ``tools/calibrate.py``'s default), the F1 references on
+a fully labelled validation subset and on the whole split, and the oracle (F1-optimal on the test
 labels themselves), and the estimate's error against the data's number and
 class priors. Each suite is one section of ``label_sets.{json,md,png}``; a run
 updates its own. ``--real`` instead tries the estimate on ImageNet-ReaL's
@@ -163,6 +163,8 @@ def decisions(data, m):
     ref, _ = f1_optimal_thresholds(val[subset],
                                    data['val_known'][subset] == 1)
     sets['f1_subset'] = test >= ref
+    full, _ = f1_optimal_thresholds(val, data['val_known'] == 1)
+    sets['f1_val'] = test >= full
     oracle, _ = f1_optimal_thresholds(test, data['test_known'] == 1)
     sets['oracle'] = test >= oracle
     return sets

@@ -65,6 +65,13 @@ def test_evaluate_against_direct_counts():
             priors=priors)[0],
         labels.astype(np.uint8)) | dict(
             gap_closed=rows['prior_estimated']['gap_closed'])
+    # F1 on every labelled validation image: with the test split as the
+    # validation split it is the oracle; on a subset of it, not quite
+    same = dict(data, val_scores=data['test_scores'],
+                val_known=data['test_known'])
+    same_rows = label_sets.decisions(same, 2.)
+    assert (same_rows['f1_val'] == same_rows['oracle']).all()
+    assert not (same_rows['f1_subset'] == same_rows['oracle']).all()
     # conformal on exchangeable splits reaches about its target recall
     for alpha in label_sets_page.ALPHAS:
         reached = found['conformal_recall'][str(alpha)]['observed']
