@@ -144,16 +144,50 @@ def observed_val(draw, data_root):
     return observed
 
 
+def chosen_test(truth, draw, data_root):
+    """The test positives ``draw`` chooses, one per image (N, C bool), by
+    the key it chose the validation images' observed positives with (the
+    official train split's class frequencies for ``commonest`` and
+    ``rarest``): positives exchangeable with the observed ones."""
+    from spml_mm.datasets.protocol import observe_labels
+    root = osp.join(REPO, data_root)
+    key = None
+    if draw == 'largest':
+        key = np.load(osp.join(root, 'formatted_val_salience.npy'))
+    elif draw != 'uniform':
+        frequency = np.load(osp.join(root,
+                                     'formatted_train_labels.npy')).sum(0)
+        key = np.broadcast_to(
+            frequency if draw == 'commonest' else -frequency, truth.shape)
+    return observe_labels(truth.astype(np.int64),
+                          'uniform' if key is None else 'largest',
+                          salience=key) == 1
+
+
+def refusal(err):
+    """Why a calibration refused, short: ``3 of 20 classes have fewer than
+    4`` (observed positives in the validation split)."""
+    return str(err).split(' observed positives')[0]
+
+
+def recall(hit, positives):
+    """The share of ``positives`` that ``hit`` predicts, in percent."""
+    return float(100 * (hit & positives).sum() / positives.sum())
+
+
 def calibration(scores_prefix, draw, data_root):
     """What the label-set calibrations give when the validation split's
     single positives follow ``draw``: the estimate of m against the true
     m, the class priors' error with the true m, and the test recall of
-    conformal thresholds (target 1 - ALPHA on observed positives); for an
-    estimate or thresholds refused (a class observed too rarely), why."""
+    conformal thresholds, per class and pooled (target 1 - ALPHA on
+    observed positives), on every test positive and on those the draw
+    chooses; for an estimate or thresholds refused (a class observed too
+    rarely), why."""
     from spml_mm.evaluation.calibration import (CalibrationError,
                                                 class_priors,
                                                 conformal_thresholds,
-                                                estimate_positives_per_image)
+                                                estimate_positives_per_image,
+                                                global_conformal_threshold)
     val = np.load(scores_prefix + '_val.npz')
     test = np.load(scores_prefix + '_test.npz')
     # the suites validate on full labels
@@ -169,17 +203,21 @@ def calibration(scores_prefix, draw, data_root):
         found['m_est'] = float(
             estimate_positives_per_image(val['scores'], observed)[0])
     except CalibrationError as err:  # a class never observed
-        found['m_refused'] = str(err).split(' (')[0]
+        found['m_refused'] = refusal(err)
+    truth = test['known'] == 1
+    chosen = chosen_test(truth, draw, data_root)
+    pooled, _ = global_conformal_threshold(val['scores'], observed, ALPHA)
+    hit = test['scores'] >= pooled
+    found.update(pooled_recall=recall(hit, truth),
+                 pooled_chosen_recall=recall(hit, chosen))
     try:
         thresholds, _ = conformal_thresholds(val['scores'], observed, ALPHA)
     except CalibrationError as err:  # a class with too few observations
-        return dict(found, conformal_refused=str(err).split(' (')[0])
-    truth = test['known'] == 1
+        return dict(found, conformal_refused=refusal(err))
     hit = test['scores'] >= thresholds
     per_class = (hit & truth).sum(0) / np.maximum(truth.sum(0), 1)
-    return dict(found,
-                conformal_recall=float(100 * (hit & truth).sum() /
-                                       truth.sum()),
+    return dict(found, conformal_recall=recall(hit, truth),
+                conformal_chosen_recall=recall(hit, chosen),
                 conformal_min_class_recall=float(100 * per_class.min()))
 
 
@@ -241,7 +279,9 @@ def main(argv=None):
     parser.add_argument('--uniform-from', default=None,
                         help='an accuracy json whose runs stand in for the '
                         'uniform draw instead of training it')
-    parser.add_argument('--note', default='', help='a line for the section')
+    parser.add_argument('--note', default=None,
+                        help='what ran, for the section (kept from the json '
+                        'when not given)')
     parser.add_argument('--conclusion', default=None,
                         help='what the section\'s numbers say (kept from '
                         'the json when not given)')
@@ -262,7 +302,6 @@ def main(argv=None):
     args.work_root = args.work_root if args.suite == 'demo' else osp.join(
         args.work_root, args.section)
     json_path = osp.join(REPO, args.out_dir, 'draws.json')
-    data = load_json(json_path) or dict(suites={})
     if not args.render:
         draws = list(args.draws)
         if not args.uniform_from:
@@ -274,22 +313,27 @@ def main(argv=None):
         for method in args.methods * (not args.collect):
             for draw in draws:
                 run(method, draw, args)
+        rows = collect(args)
+        # read just before writing: other suites' sections as they are now
+        data = load_json(json_path) or dict(suites={})
         before = data['suites'].get(args.section, {})
         title = SUITE_TITLES[args.suite] + (
             '' if args.suite == 'demo' else f', {args.regime} regime' +
             ('' if args.fraction == 1 else
              f', at {args.fraction:g} of its size'))
         data['suites'][args.section] = dict(
-            title=title, seeds=args.seeds, draws=args.draws, note=args.note,
-            conclusion=args.conclusion or before.get('conclusion', ''),
+            title=title, seeds=args.seeds, draws=args.draws,
+            note=before.get('note', '') if args.note is None else args.note,
+            conclusion=before.get('conclusion', '')
+            if args.conclusion is None else args.conclusion,
             uniform_from=args.uniform_from, data_root=args.data_root,
-            teacher_noise=TEACHER_NOISE, rows=collect(args))
+            teacher_noise=TEACHER_NOISE, rows=rows)
         os.makedirs(osp.dirname(json_path), exist_ok=True)
         with open(json_path, 'w') as f:
             json.dump(data, f, indent=1, sort_keys=True)
             f.write('\n')
     with open(json_path[:-len('.json')] + '.md', 'w') as f:
-        f.write(render(data))
+        f.write(render(load_json(json_path)))
     print(f'written {json_path} and draws.md')
 
 

@@ -13,7 +13,9 @@ from benchmark.pages.draws import render
 
 ROW = dict(method='an', label='AN', seed=0, seconds=1., m_true=2.06,
            m_est=1.9, prior_error=3.25, observed_min_class=4,
-           conformal_recall=81.5, conformal_min_class_recall=60.)
+           conformal_recall=71.5, conformal_chosen_recall=81.,
+           conformal_min_class_recall=60., pooled_recall=75.,
+           pooled_chosen_recall=80.5)
 SECTION = 'proxy-voc_linear-f0.2'
 
 
@@ -28,7 +30,7 @@ def test_each_suite_shows_each_draw_against_the_uniform_one():
             'VOC-like proxy', 'the proxy.',
             dict(ROW, draw='uniform', mAP=35.),
             dict(ROW, draw='largest', mAP=33.5, m_est=1.5,
-                 conformal_recall=70., prior_error=5.)),
+                 conformal_recall=70., prior_error=5., pooled_recall=60.)),
         'demo': suite(
             'Demo dataset', 'one seed.',
             dict(ROW, draw='uniform', mAP=85.5),
@@ -41,20 +43,23 @@ def test_each_suite_shows_each_draw_against_the_uniform_one():
     demo, proxy = page.split('## VOC-like proxy')
     assert '| method | uniform | commonest |' in demo
     assert '| AN | 85.50 | 80.25 (-5.25) |' in demo
-    assert '| AN | commonest | 2.06 | 1.90 | 3.25 | 4 | 81.5% | 60.0% |' \
-        in demo
+    assert ('| AN | commonest | 2.06 | 1.90 | 3.25 | 4 | 71.5% / 81.0% | '
+            '60.0% | 75.0% / 80.5% |') in demo
     assert 'Seed(s) 0; one seed.' in demo and 'AN lost.' in demo
     assert '| method | uniform | largest |' in proxy
     assert '| AN | 35.00 | 33.50 (-1.50) |' in proxy
     assert ('- `largest`: test mAP -1.50 points against the uniform draw '
             '(AN); class-prior error 3.25 -> 5.00 points') in proxy
-    assert 'm estimated 1.90 -> 1.50 (true 2.06); conformal recall on ' \
-        'all test positives 81.5% -> 70.0%' in proxy
+    assert ('m estimated 1.90 -> 1.50 (true 2.06); pooled conformal '
+            'recall on all test positives 75.0% -> 60.0%, on the chosen ones '
+            '80.5% -> 80.5%; per-class conformal recall on all test '
+            'positives 71.5% -> 70.0%') in proxy
     assert 'commonest' not in proxy
     del data['suites'][SECTION]['rows']['largest/an/0']['m_est']
     data['suites'][SECTION]['rows']['largest/an/0']['m_refused'] = 'why'
     page = render(data)
-    assert '| AN | largest | 2.06 | refused: why | 5.00 |' in page
+    assert '| AN | largest | 2.06 | refused: why | 5.00 | 4 | 70.0% / ' \
+        '81.0% | 60.0% | 60.0% / 80.5% |' in page
     assert 'm estimated 1.90 -> refused (true 2.06)' in page
 
 
@@ -108,8 +113,20 @@ def test_a_proxy_suite_collects_its_runs_with_its_own_draws(
         assert rows[key]['m_true'] == pytest.approx(full.sum(1).mean())
         # a dozen validation images leave classes unobserved: refused
         assert rows[key]['observed_min_class'] == 0
-        assert 'fewer than 1 observed positives' in rows[key]['m_refused']
+        assert rows[key]['m_refused'].endswith('classes have fewer than 1')
         assert 'conformal_refused' in rows[key]
+        assert 0 < rows[key]['pooled_recall'] <= 100
+    # the test positives a draw chooses, as it chose the validation ones
+    chosen = draws.chosen_test(test == 1, 'largest', str(tiny_proxy))
+    test_salience = np.load(tiny_proxy / 'formatted_val_salience.npy')
+    np.testing.assert_array_equal(chosen.argmax(1), test_salience.argmax(1))
+    assert (chosen.sum(1) == 1).all()
+    # by the validation draw's key: the official train split's frequencies
+    frequency = np.load(tiny_proxy / 'formatted_train_labels.npy').sum(0)
+    for draw, best in (('commonest', np.max), ('rarest', np.min)):
+        chosen = draws.chosen_test(test == 1, draw, str(tiny_proxy))
+        for row, kept in zip(test, chosen.argmax(1)):
+            assert frequency[kept] == best(frequency[row == 1])
     # the priors read the observed positives of each draw: m n_k / N
     m = full.sum(1).mean()
     for draw, observed in (('uniform', uniform), ('largest', largest)):

@@ -29,9 +29,16 @@ INTRO = (
     '`class_priors` derives from the observed positives with the true m '
     '(mean absolute error, points: it reads the observed positives alone, '
     'so it is the same for every method); the fewest observed positives of '
-    f'a class; conformal thresholds at alpha {ALPHA:g}: the recall they '
-    f'reach on every test positive (target {100 * (1 - ALPHA):.0f}% on '
-    'observed positives) and on the worst class.')
+    f'a class; conformal thresholds at alpha {ALPHA:g}, one per class and '
+    'one pooled over the classes (`--method conformal` and `global` of '
+    '`tools/calibrate.py`): the recall they reach on every test positive '
+    'and on the test positives the draw chooses (one per image, as it '
+    'chose the validation images\' observed ones: the positives the '
+    f'guarantee, a recall of at least {100 * (1 - ALPHA):.0f}%, is about), '
+    'and the per-class thresholds\' recall on their worst class. A '
+    'calibration that needs more observed positives of a class than the '
+    'validation split holds is refused (the estimate of m one of each '
+    'class, the per-class thresholds four).')
 
 
 def map_lines(rows, draws):
@@ -58,11 +65,16 @@ def map_lines(rows, draws):
     return lines
 
 
+def percent(row, key):
+    return f'{row[key]:.1f}%'
+
+
 def calibration_lines(suite, draws):
     lines = [
         '| method | draw | m true | m estimated | prior error | fewest '
-        'observed | conformal recall | worst class recall |',
-        '| --- | --- | --- | --- | --- | --- | --- | --- |',
+        'observed | conformal recall: all / chosen | worst class | pooled '
+        'recall: all / chosen |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ]
     for method in METHODS:
         for draw in draws:
@@ -70,8 +82,9 @@ def calibration_lines(suite, draws):
             if not row or 'm_true' not in row:
                 continue
             if 'conformal_recall' in row:
-                conformal = (f'{row["conformal_recall"]:.1f}% | '
-                             f'{row["conformal_min_class_recall"]:.1f}%')
+                conformal = (f'{percent(row, "conformal_recall")} / '
+                             f'{percent(row, "conformal_chosen_recall")} | '
+                             f'{percent(row, "conformal_min_class_recall")}')
             else:
                 conformal = f'refused: {row["conformal_refused"]} | -'
             m_est = f'{row["m_est"]:.2f}' if 'm_est' in row else \
@@ -79,7 +92,9 @@ def calibration_lines(suite, draws):
             lines.append(
                 f'| {row["label"]} | {draw} | {row["m_true"]:.2f} | '
                 f'{m_est} | {row["prior_error"]:.2f} | '
-                f'{row["observed_min_class"]} | {conformal} |')
+                f'{row["observed_min_class"]} | {conformal} | '
+                f'{percent(row, "pooled_recall")} / '
+                f'{percent(row, "pooled_chosen_recall")} |')
     return lines
 
 
@@ -91,10 +106,10 @@ def spread(values):
         f'{text} (mean {np.mean(values):+.2f})'
 
 
-def mean_of(rows, key):
+def mean_of(rows, key, digits=2):
     """The mean of ``key`` over the rows that have it, or ``refused``."""
     values = [r[key] for r in rows if key in r]
-    return f'{np.mean(values):.2f}' if values else 'refused'
+    return f'{np.mean(values):.{digits}f}' if values else 'refused'
 
 
 def summary_lines(suite, draws):
@@ -123,15 +138,25 @@ def summary_lines(suite, draws):
                 f'{rule[0]["observed_min_class"]}; m estimated '
                 f'{mean_of(uni, "m_est")} -> {mean_of(rule, "m_est")} (true '
                 f'{uni[0]["m_true"]:.2f})')
-            recall = [(a['conformal_recall'], b['conformal_recall'],
-                       a['conformal_min_class_recall'],
-                       b['conformal_min_class_recall']) for a, b in pairs
-                      if 'conformal_recall' in a and 'conformal_recall' in b]
-            if recall:
-                means = np.mean(recall, 0)
-                text += (f'; conformal recall on all test positives '
-                         f'{means[0]:.1f}% -> {means[1]:.1f}%, on the worst '
-                         f'class {means[2]:.1f}% -> {means[3]:.1f}%')
+            text += (f'; pooled conformal recall on all test positives '
+                     f'{mean_of(uni, "pooled_recall", 1)}% -> '
+                     f'{mean_of(rule, "pooled_recall", 1)}%, on the chosen '
+                     f'ones {mean_of(uni, "pooled_chosen_recall", 1)}% -> '
+                     f'{mean_of(rule, "pooled_chosen_recall", 1)}%')
+            both = [(a, b) for a, b in pairs
+                    if 'conformal_recall' in a and 'conformal_recall' in b]
+            if both:
+                uni, rule = zip(*both)
+                text += (
+                    f'; per-class conformal recall on all test positives '
+                    f'{mean_of(uni, "conformal_recall", 1)}% -> '
+                    f'{mean_of(rule, "conformal_recall", 1)}%, on the '
+                    f'chosen ones '
+                    f'{mean_of(uni, "conformal_chosen_recall", 1)}% -> '
+                    f'{mean_of(rule, "conformal_chosen_recall", 1)}%, on '
+                    f'the worst class '
+                    f'{mean_of(uni, "conformal_min_class_recall", 1)}% -> '
+                    f'{mean_of(rule, "conformal_min_class_recall", 1)}%')
         lines.append(text + '.')
     return lines
 
