@@ -20,8 +20,10 @@ SECTION = 'proxy-voc_linear-f0.2'
 
 
 def suite(title, note, *rows):
-    return dict(title=title, seeds=[0], note=note, conclusion='', rows={
-        f'{row["draw"]}/{row["method"]}/0': row for row in rows})
+    return dict(title=title, seeds=sorted({r['seed'] for r in rows}),
+                note=note, conclusion='', rows={
+                    f'{r["draw"]}/{r["method"]}/{r["seed"]}': r
+                    for r in rows})
 
 
 def test_each_suite_shows_each_draw_against_the_uniform_one():
@@ -54,13 +56,30 @@ def test_each_suite_shows_each_draw_against_the_uniform_one():
             'recall on all test positives 75.0% -> 60.0%, on the chosen ones '
             '80.5% -> 80.5%; per-class conformal recall on all test '
             'positives 71.5% -> 70.0%') in proxy
-    assert 'commonest' not in proxy
+    assert 'commonest' not in proxy and 'run by run' not in proxy
     del data['suites'][SECTION]['rows']['largest/an/0']['m_est']
     data['suites'][SECTION]['rows']['largest/an/0']['m_refused'] = 'why'
     page = render(data)
     assert '| AN | largest | 2.06 | refused: why | 5.00 | 4 | 70.0% / ' \
         '81.0% | 60.0% | 60.0% / 80.5% |' in page
     assert 'm estimated 1.90 -> refused (true 2.06)' in page
+
+
+def test_several_seeds_show_means_and_paired_changes():
+    data = dict(suites={SECTION: suite(
+        'VOC-like proxy', 'two seeds.',
+        dict(ROW, draw='uniform', mAP=35.),
+        dict(ROW, draw='largest', mAP=33.5),
+        dict(ROW, draw='uniform', mAP=36., seed=1),
+        dict(ROW, draw='largest', mAP=37., seed=1),
+        dict(ROW, draw='uniform', mAP=40., seed=2))})
+    page = render(data)
+    # largest: seeds 0 and 1 (mean 35.25), against their uniform runs
+    assert '| AN | 37.00 | 35.25 (-0.25) |' in page
+    assert ('- `largest`: test mAP -0.25 points against the uniform draw '
+            '(AN), -1.50 to +1.00 run by run (2 runs); seed 0: class-prior '
+            'error') in page
+    assert "Seed 0's runs." in page
 
 
 @pytest.fixture(scope='module')

@@ -41,25 +41,41 @@ INTRO = (
     'class, the per-class thresholds four).')
 
 
+def runs_of(rows, method, draw):
+    """A method's runs under a draw, by seed."""
+    return {r['seed']: r for r in rows.values()
+            if r['method'] == method and r['draw'] == draw}
+
+
+def changes(rows, method, draw):
+    """The change of test mAP from the uniform draw, seed by seed (the
+    seeds that ran both)."""
+    uniform, runs = runs_of(rows, method, 'uniform'), runs_of(
+        rows, method, draw)
+    return [runs[s]['mAP'] - uniform[s]['mAP'] for s in sorted(runs)
+            if s in uniform]
+
+
 def map_lines(rows, draws):
     lines = [
         '| method | ' + ' | '.join(draws) + ' |',
         '| --- |' + ' --- |' * len(draws),
     ]
     for method in METHODS:
-        got = {r['draw']: r for r in rows if r['method'] == method}
-        if not got:
+        if not runs_of(rows, method, 'uniform') and not any(
+                runs_of(rows, method, d) for d in draws):
             continue
-        label = next(iter(got.values()))['label']
         cells = []
         for draw in draws:
-            row = got.get(draw)
-            if row is None:
+            runs = runs_of(rows, method, draw)
+            if not runs:
                 cells.append('-')
                 continue
-            text = f'{row["mAP"]:.2f}'
-            if draw != 'uniform' and 'uniform' in got:
-                text += f' ({row["mAP"] - got["uniform"]["mAP"]:+.2f})'
+            label = next(iter(runs.values()))['label']
+            text = f'{np.mean([r["mAP"] for r in runs.values()]):.2f}'
+            change = changes(rows, method, draw)
+            if draw != 'uniform' and change:
+                text += f' ({np.mean(change):+.2f})'
             cells.append(text)
         lines.append(f'| {label} | ' + ' | '.join(cells) + ' |')
     return lines
@@ -119,20 +135,28 @@ def summary_lines(suite, draws):
     rows, seed = suite['rows'], suite['seeds'][0]
     lines = []
     for draw in draws[1:]:
+        per_method = {m: changes(rows, m, draw) for m in METHODS}
+        per_method = {m: c for m, c in per_method.items() if c}
+        if not per_method:
+            continue
+        text = (f'- `{draw}`: test mAP '
+                f'{spread([np.mean(c) for c in per_method.values()])} points '
+                'against the uniform draw (' + ', '.join(
+                    next(iter(runs_of(rows, m, draw).values()))['label']
+                    for m in per_method) + ')')
+        every = sum(per_method.values(), [])
+        if len(every) > len(per_method):  # several seeds
+            text += (f', {min(every):+.2f} to {max(every):+.2f} run by run '
+                     f'({len(every)} runs)')
         pairs = [(rows[f'uniform/{m}/{seed}'], rows[f'{draw}/{m}/{seed}'])
                  for m in METHODS if f'uniform/{m}/{seed}' in rows
                  and f'{draw}/{m}/{seed}' in rows]
-        if not pairs:
-            continue
-        text = (f'- `{draw}`: test mAP '
-                f'{spread([b["mAP"] - a["mAP"] for a, b in pairs])} points '
-                'against the uniform draw (' +
-                ', '.join(b['label'] for _, b in pairs) + ')')
         pairs = [(a, b) for a, b in pairs if 'm_true' in a and 'm_true' in b]
         if pairs:
             uni, rule = zip(*pairs)
             text += (
-                f'; class-prior error {uni[0]["prior_error"]:.2f} -> '
+                (f'; seed {seed}: ' if len(suite['seeds']) > 1 else '; ') +
+                f'class-prior error {uni[0]["prior_error"]:.2f} -> '
                 f'{rule[0]["prior_error"]:.2f} points; fewest observed '
                 f'positives of a class {uni[0]["observed_min_class"]} -> '
                 f'{rule[0]["observed_min_class"]}; m estimated '
@@ -172,10 +196,15 @@ def suite_section(suite):
         '',
         '### Test mAP',
         '',
-        *map_lines(rows, draws),
+        *(['Mean over the seeds, the change from the uniform draw over '
+           'the seeds that ran both.', ''] if len(suite['seeds']) > 1
+          else []),
+        *map_lines(suite['rows'], draws),
         '',
         '### Label-set calibrations',
         '',
+        *([f'Seed {suite["seeds"][0]}\'s runs.', '']
+          if len(suite['seeds']) > 1 else []),
         *calibration_lines(suite, draws),
     ]
     summary = summary_lines(suite, draws)
