@@ -37,13 +37,11 @@ import sys
 import numpy as np
 
 from benchmark.common import REPO, RESULTS_DIR, dev_env, load_json
-from benchmark.label_sets import run_name
 from benchmark.pages.accuracy import chosen_lrs
 from benchmark.pages.draws import ALPHA, DRAWS, METHODS, render
 from benchmark.suites import (SUITE_TITLES, proxy_options, proxy_root,
-                              suite_config)
-from benchmark.teacher_quality import write_teacher
-from benchmark.training import prepare_suite
+                              run_name, suite_config)
+from benchmark.training import prepare_suite, write_teacher
 
 #: The synthetic teacher VLPL reads (benchmark.teacher_quality's noise).
 TEACHER_NOISE = 0.3

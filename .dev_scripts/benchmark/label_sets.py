@@ -21,9 +21,9 @@ alpha 0.1 and 0.2, one pooled conformal threshold, class-prior matching and
 top-k with the data's mean number of labels per image, class-prior
 matching with each class's prior estimated from the validation scores and
 observed positives, ``tools/calibrate.py``'s default), the F1 references on
-a fully labelled validation subset and on the whole split, and the oracle (F1-optimal on the test
-labels themselves), and the estimate's error against the data's number and
-class priors. Each suite is one section of ``label_sets.{json,md,png}``; a run
+a fully labelled validation subset and on the whole split, and the oracle
+(F1-optimal on the test labels themselves), and the estimate's error against
+the data's number and class priors. Each suite is one section of ``label_sets.{json,md,png}``; a run
 updates its own. ``--real`` instead tries the estimate on ImageNet-ReaL's
 label sets (timm's ``imagenet_real_labels.json``) with scores simulated
 from them, and updates that section.
@@ -42,8 +42,8 @@ from benchmark.pages.accuracy import chosen_lrs
 from benchmark.pages.label_sets import (ALPHAS, FULL_SUBSET, conclusion,
                                         plot, render)
 from benchmark.pages.results import report_written
-from benchmark.suites import (SUITE_TITLES, proxy_options, suite_config,
-                              suite_methods)
+from benchmark.suites import (SUITE_TITLES, proxy_options, run_name,
+                              suite_config, suite_methods)
 from benchmark.training import prepare_suite, resume_option, run
 from benchmark.common import (REPO, RESULTS_DIR, add_out_dir, command_line,
                           machine_summary)
@@ -52,13 +52,6 @@ from benchmark.common import (REPO, RESULTS_DIR, add_out_dir, command_line,
 #: (not those that read a teacher's scores, nor partial labels' BCE).
 PAGE_METHODS = tuple(m for m in list_methods(variants=True)
                      if get_method(m).kind != 'teacher' and m != 'partial')
-
-
-def run_name(suite, regime, fraction):
-    """The folder of a suite's kept scores, as the accuracy pages name it."""
-    if suite == 'demo':
-        return 'demo'
-    return f'{suite}_{regime}' + ('' if fraction == 1 else f'-f{fraction:g}')
 
 
 def train_and_dump(args, method, prefix):

@@ -118,3 +118,10 @@ def cache_file_options(config, cache):
     for loader in LOADERS:
         visit(cfg[loader], f'{loader}.')
     return options
+
+
+def run_name(suite, regime, fraction):
+    """The folder of a suite's kept scores, as the accuracy pages name it."""
+    if suite == 'demo':
+        return 'demo'
+    return f'{suite}_{regime}' + ('' if fraction == 1 else f'-f{fraction:g}')

@@ -63,7 +63,7 @@ from benchmark.suites import (LOADERS, TEACHER_BASELINES,
                               feature_cache, label_of, proxy_options,
                               proxy_root, suite_config)
 from benchmark.training import (prepare_suite, run, select_options,
-                                train_and_test)
+                                train_and_test, training_set, write_teacher)
 from benchmark.common import REPO, command_line, write_json
 
 #: noise levels of the synthetic teacher, from useless to perfect
@@ -74,33 +74,6 @@ TEACHER_DATA_SEED = 1
 #: the grid of crops a teacher of images scores (AEVLP's on VOC): one score
 #: file serves VLPL (whole images) and AEVLP (with crops)
 CROP_GRID = 4
-
-
-def training_set(config, options=()):
-    """The training dataset a config builds (with ``--cfg-options``)."""
-    from mmengine.config import Config, DictAction
-    from mmpretrain.registry import DATASETS
-
-    import spml_mm  # noqa: F401
-    cfg = Config.fromfile(osp.join(REPO, config))
-    if options:
-        parser = argparse.ArgumentParser()
-        parser.add_argument('--o', nargs='+', action=DictAction)
-        cfg.merge_from_dict(parser.parse_args(['--o', *options]).o)
-    dataset = dict(cfg.train_dataloader.dataset)
-    dataset['data_root'] = osp.join(REPO, dataset['data_root'])
-    return DATASETS.build(dataset)
-
-
-def write_teacher(config, noise, path, crops, seed=0, options=()):
-    """Write a synthetic teacher for a config's training set; return its
-    mAP (percent) on those images."""
-    from spml_mm.benchmarks.synthetic_teacher import (full_label_matrix,
-                                                      write_synthetic_teacher)
-    from spml_mm.evaluation.metrics import mean_average_precision
-    dataset = training_set(config, options)
-    scores = write_synthetic_teacher(dataset, path, noise, seed, crops)
-    return float(mean_average_precision(scores, full_label_matrix(dataset)))
 
 
 def teacher_files(work_root, level):

@@ -1,6 +1,7 @@
 """Train and test through ``tools/train.py`` and ``tools/test.py``, as the
 benchmark tools run their configs, and keep the runs in a results json.
 """
+import argparse
 import fcntl
 import glob
 import json
@@ -151,3 +152,30 @@ def searched_run(found, method, seed, cfg_options, select_metric):
     same = (entry.get('seed'), entry.get('options'),
             entry['select_metric']) == (seed, cfg_options, select_metric)
     return entry if same and 'test_mAP' in entry else None
+
+
+def training_set(config, options=()):
+    """The training dataset a config builds (with ``--cfg-options``)."""
+    from mmengine.config import Config, DictAction
+    from mmpretrain.registry import DATASETS
+
+    import spml_mm  # noqa: F401
+    cfg = Config.fromfile(osp.join(REPO, config))
+    if options:
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--o', nargs='+', action=DictAction)
+        cfg.merge_from_dict(parser.parse_args(['--o', *options]).o)
+    dataset = dict(cfg.train_dataloader.dataset)
+    dataset['data_root'] = osp.join(REPO, dataset['data_root'])
+    return DATASETS.build(dataset)
+
+
+def write_teacher(config, noise, path, crops, seed=0, options=()):
+    """Write a synthetic teacher for a config's training set; return its
+    mAP (percent) on those images."""
+    from spml_mm.benchmarks.synthetic_teacher import (full_label_matrix,
+                                                      write_synthetic_teacher)
+    from spml_mm.evaluation.metrics import mean_average_precision
+    dataset = training_set(config, options)
+    scores = write_synthetic_teacher(dataset, path, noise, seed, crops)
+    return float(mean_average_precision(scores, full_label_matrix(dataset)))
