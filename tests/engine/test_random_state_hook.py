@@ -13,6 +13,12 @@ from spml_mm.engine.hooks import SafeCheckpointHook, SPMLRandomStateHook
 from spml_mm.utils import load_checkpoint_safely
 
 
+def seed_all(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
 def draws():
     return (random.random(), np.random.rand(3).tolist(),
             torch.rand(3).tolist(), np.random.randn())
@@ -28,17 +34,13 @@ def saved_checkpoint(tmp_path, hook):
 
 
 def test_a_resumed_run_draws_what_the_uninterrupted_one_drew(tmp_path):
-    random.seed(1)
-    np.random.seed(1)
-    torch.manual_seed(1)
+    seed_all(1)
     draws()  # the first epoch's; NumPy's state now holds a cached Gaussian
     hook = SPMLRandomStateHook()
     loaded = saved_checkpoint(tmp_path, hook)
     uninterrupted = draws()
     # a new process: seeded again, as MMEngine seeds it on --resume
-    random.seed(1)
-    np.random.seed(1)
-    torch.manual_seed(1)
+    seed_all(1)
     resumed = SPMLRandomStateHook()
     resumed.after_load_checkpoint(None, loaded)
     resumed.before_train(SimpleNamespace(iter=2))
@@ -48,13 +50,9 @@ def test_a_resumed_run_draws_what_the_uninterrupted_one_drew(tmp_path):
 def test_loading_weights_to_start_a_run_keeps_its_seed(tmp_path):
     """``load_from`` (iteration 0) is a new run: its own seed's draws."""
     loaded = saved_checkpoint(tmp_path, SPMLRandomStateHook())
-    random.seed(5)
-    np.random.seed(5)
-    torch.manual_seed(5)
+    seed_all(5)
     expected = draws()
-    random.seed(5)
-    np.random.seed(5)
-    torch.manual_seed(5)
+    seed_all(5)
     hook = SPMLRandomStateHook()
     hook.after_load_checkpoint(None, loaded)
     hook.before_train(SimpleNamespace(iter=0))
