@@ -316,6 +316,44 @@ def test_profile_adds_lasd_to_a_committed_profile_and_prices_its_runs(
         dict(lasd=2.5, teacher=2.))
 
 
+def test_compiled_runs_go_one_at_a_time_with_the_time_left(
+        tmp_path, monkeypatch):
+    """Each compiled profile run gets all of the part's time left, and one
+    starts only with ``RUN_NEED`` seconds left: an even share of 167 s
+    made all three time out on an H200. The rest wait for the next
+    command."""
+    from types import SimpleNamespace
+    clock = [1000.]
+    monkeypatch.setenv('GPU_RUN_START', '1000')
+    results = tmp_path / 'results'
+    results.mkdir()
+    run = harness.Run(command.parse_args([
+        '--device', 'cpu', '--budget', '600', '--out', str(tmp_path / 'back'),
+        '--stage', str(tmp_path / 'stage'), '--results-dir', str(results)]))
+    fake = SimpleNamespace(time=lambda: clock[0])
+    monkeypatch.setattr(harness, 'time', fake)
+    monkeypatch.setattr(profiling, 'time', fake)
+    eager = [label for label in profiling.profile_runs(run.args)
+             if label not in profiling.COMPILED]
+    (results / 'gpu_profile.json').write_text(json.dumps(dict(
+        kind=run.kind(), runs=[dict(label=label) for label in eager])))
+    caps = []
+
+    def call(cmd, log, cap, env=None):
+        caps.append((cmd[cmd.index('--label') + 1], cap))
+        clock[0] += 200  # the first run takes 200 s of the part's 300
+        return 'ok'
+
+    monkeypatch.setattr(harness, 'call', call)
+    monkeypatch.setattr(inputs, 'evidence_ready', lambda *a: True)
+    profiling.part_compile(run, {})
+    first, *rest = profiling.COMPILED
+    assert caps == [(first, 300)]
+    assert read(tmp_path / 'stage' / 'manifest.json')['parts']['compile'][
+        'status'] == ', '.join(['ok'] + [f'{label}: left for the next command'
+                                         for label in rest])
+
+
 def test_a_stopped_run_is_priced_by_its_epochs_left(tmp_path):
     """A run the budget stopped resumes from its last checkpoint: the share
     of its epochs done is read from the checkpoint's name and the config

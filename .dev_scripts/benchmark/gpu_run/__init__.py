@@ -21,7 +21,8 @@ committed results) for the same kind of run (device, ``--tiny``):
    (``backend='cudagraphs'``), inductor's (``compile=True``), and inductor's
    in CUDA graphs (``mode='reduce-overhead'``), in ``gpu_profile.json``:
    whether the host-bound step gets cheaper, and at what start-up cost;
-   when at least ``COMPILE_NEED`` seconds are left;
+   one run at a time, each started only with ``RUN_NEED`` seconds left in
+   the part (the rest wait for the next command);
 5. ``evidence``: the full-size fine-tuned VOC-like queue
    (``.dev_scripts/benchmark/accuracy.py --suite proxy-voc --regime
    finetune``): each method's rate search (a grid rate that the other methods'

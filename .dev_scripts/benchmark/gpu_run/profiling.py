@@ -20,8 +20,11 @@ COMPILED = {
     'image cache, compiled': ['compile=True'],
     'image cache, compiled, CUDA graphs': ['compile.mode=reduce-overhead'],
 }
-#: seconds the compile part needs to start (inductor builds two of its runs)
-COMPILE_NEED = 150
+#: seconds left in a part for its next run to start: the rest waits for the
+#: next command (on an H200 a compiled run had reached 50 of its 150
+#: iterations after 34 s; three of them given a third each of 167 s all
+#: timed out)
+RUN_NEED = dict(profile=40, compile=150)
 
 
 def profile_runs(args) -> Dict[str, tuple]:
@@ -76,8 +79,9 @@ def profile(run: harness.Run, procs: dict, part: str,
             if label in labels and label not in {r['label'] for r in found}}
     if not todo:
         return run.part(part, status='skipped: committed')
-    if part == 'compile' and not args.tiny and run.left() < COMPILE_NEED:
-        return run.part(part, status=f'skipped: under {COMPILE_NEED} s left')
+    need = 0 if args.tiny else RUN_NEED[part]
+    if run.left() < need:
+        return run.part(part, status=f'skipped: under {need} s left')
     if not inputs.evidence_ready(run, procs):
         return run.part(part, status='no data')
     folder = osp.join(args.out, 'profile')
@@ -86,10 +90,13 @@ def profile(run: harness.Run, procs: dict, part: str,
     iters = ['--iters', '4', '--skip', '1', '--active', '1'] if args.tiny \
         else ['--iters', '150', '--skip', '30', '--active', '10']
     deadline = time.time() + run.cap(part)
-    for i, (label, (config, options)) in enumerate(todo.items()):
-        # an even share of the time left: a fast run leaves its rest to
-        # the runs after it (a compiled run builds for long)
-        cap = (deadline - time.time()) / (len(todo) - i)
+    for label, (config, options) in todo.items():
+        # one run at a time with all the part's time left, not a share of
+        # it: a run that cannot finish measures nothing
+        cap = deadline - time.time()
+        if cap < need:
+            statuses.append(f'{label}: left for the next command')
+            continue
         out = osp.join(folder, label.replace(' ', '_').replace(',', ''))
         statuses.append(harness.call(
             [sys.executable, '-m', 'benchmark.profile_train',
