@@ -174,7 +174,7 @@ def held_out_recall(predicted, labels, seed=1200):
 
 
 def evaluate(data):
-    from spml_mm.evaluation import mean_average_precision
+    from spml_mm.evaluation import CalibrationError, mean_average_precision
     labels = (data['test_known'] == 1).astype(np.uint8)
     m = float((data['val_known'] == 1).sum(1).mean())
     sets = decisions(data, m)
@@ -194,11 +194,13 @@ def evaluate(data):
                 pred, labels),
             all_positives=rows[f'conformal_{alpha}']['CR'])
     counts = (data['valobs_known'] == 1).sum(0)
+    try:
+        estimate = estimate_error(data['val_scores'], data['valobs_known'],
+                                  data['val_known'] == 1)
+    except CalibrationError as err:  # a class without an observed positive
+        estimate = dict(positives_per_image=m, refused=str(err))
     return dict(mAP=mean_average_precision(data['test_scores'], labels),
-                positives_per_image=m, decisions=rows,
-                estimate=estimate_error(data['val_scores'],
-                                        data['valobs_known'],
-                                        data['val_known'] == 1),
+                positives_per_image=m, decisions=rows, estimate=estimate,
                 val_images=len(data['valobs_known']),
                 observed_per_class=[int(counts.min()), int(counts.max())],
                 conformal_recall=recall)
@@ -209,18 +211,29 @@ def estimate_error(scores, observed, labels):
     (:func:`spml_mm.evaluation.estimate_positives_per_image`) from
     ``scores`` and the ``observed`` labels, against the full ``labels``
     (N, C, bool) of the same images: m, its estimate and relative error
-    (%), the priors' mean absolute error (points) and the number of classes
+    (%), the priors' mean absolute error (points), the number of classes
     whose estimate reached the bound no label set allows to pass, for which
-    ``tools/calibrate.py`` warns (``at_bound``)."""
+    ``tools/calibrate.py`` warns (``at_bound``), and the observation bias:
+    at the thresholds of the estimated priors, the recall of the observed
+    positives minus that of all positives, averaged over the classes
+    (points; 0 if the observed positive were a uniform sample of the
+    class's positives)."""
     from spml_mm.evaluation import estimate_positives_per_image
-    from spml_mm.evaluation.calibration import impossible_priors
+    from spml_mm.evaluation.calibration import (impossible_priors,
+                                                prior_thresholds)
     found, priors = estimate_positives_per_image(scores, observed)
+    thresholds, _ = prior_thresholds(scores, observed, 1, priors=priors)
+    predicted, seen = scores >= thresholds, observed == 1
     true = float(labels.sum(1).mean())
     return dict(positives_per_image=true, estimated=found,
                 error=100 * (found - true) / true,
                 prior_error=100 * float(np.abs(priors -
                                                labels.mean(0)).mean()),
-                at_bound=int(impossible_priors(priors, observed).sum()))
+                at_bound=int(impossible_priors(priors, observed).sum()),
+                observed_recall_bias=100 * float(np.mean([
+                    predicted[seen[:, k], k].mean() -
+                    predicted[labels[:, k], k].mean()
+                    for k in range(scores.shape[1])])))
 
 
 #: ReaL's simulated scores: (a, b), positives ~ Beta(a, b), negatives

@@ -25,6 +25,21 @@ def synthetic(seed=0, n=400, c=4):
     return data
 
 
+def test_observation_bias_shows_scores_that_favour_few_labels():
+    """The observed positive of an image is drawn among its labels, so
+    images with few labels are over-represented among observed positives:
+    where the scores do not depend on the number of labels, the observed
+    positives' recall is about all positives'; where an image with one
+    label scores its class higher, it is above."""
+    data = synthetic(n=4000)
+    val, observed = data['val_known'] == 1, data['valobs_known']
+    even = label_sets.estimate_error(data['val_scores'], observed, val)
+    assert abs(even['observed_recall_bias']) < 2
+    favour = data['val_scores'] + 0.2 * (val & (val.sum(1) == 1)[:, None])
+    biased = label_sets.estimate_error(favour, observed, val)
+    assert biased['observed_recall_bias'] > 3
+
+
 def test_evaluate_against_direct_counts():
     data = synthetic()
     found = label_sets.evaluate(data)

@@ -113,6 +113,7 @@ def estimate_lines(runs):
     head = ['method', 'm (val)', 'estimated m', 'error (%)',
             'class priors: mean abs. error (points)',
             'classes at the bound (warned)',
+            'observation bias (points)',
             'CF1 gap closed: data\'s m', 'CF1 gap closed: estimated priors']
     lines = ['**Estimated labels per image**: m and the class priors '
              'estimated from the validation scores and observed positives '
@@ -120,17 +121,34 @@ def estimate_lines(runs):
              'of the priors), against the validation split\'s full labels; '
              '"at the bound": classes whose prior estimate reached C times '
              'their observed rate, which no label set allows to pass, so '
-             'that `tools/calibrate.py` warns that m is too high',
+             'that `tools/calibrate.py` warns that m is too high; '
+             '"observation bias": at the estimated priors\' thresholds, '
+             'the recall of the observed positives minus that of all '
+             'positives, averaged over the classes (0 if each image\'s '
+             'observed positive were a uniform sample of the class\'s '
+             'positives)',
              '', '| ' + ' | '.join(head) + ' |', '| --- ' * len(head) + '|']
     for method, run_ in runs.items():
         est, rows = run_['estimate'], run_['decisions']
+        if 'refused' in est:
+            lines.append(f'| {label_of(method)} | '
+                         f'{est["positives_per_image"]:.2f} | refused | - | '
+                         f'- | - | - | {gap_cell(rows["prior"])} | '
+                         f'{gap_cell(rows["prior_estimated"])} |')
+            continue
         lines.append(
             f'| {label_of(method)} | {est["positives_per_image"]:.2f} | '
             f'{est["estimated"]:.2f} | {signed(est["error"])} | '
             f'{est["prior_error"]:.1f} | {est["at_bound"]} | '
-            f'{gap_cell(rows["prior"])} | '
+            f'{bias_cell(est)} | {gap_cell(rows["prior"])} | '
             f'{gap_cell(rows["prior_estimated"])} |')
     return lines
+
+
+def bias_cell(estimate):
+    """The observation bias, '-' where a run predates it."""
+    bias = estimate.get('observed_recall_bias')
+    return '-' if bias is None else signed(bias)
 
 
 def real_lines(real):
@@ -250,7 +268,8 @@ def conclusion(runs):
         text += (f' Without m, {DECISIONS[free]} closes the most '
                  f'({100 * mean[free]:.0f}%).')
     if 'prior_estimated' in mean:
-        errors = [r['estimate']['error'] for r in runs.values()]
+        errors = [r['estimate']['error'] for r in runs.values()
+                  if 'error' in r['estimate']]
         high = [g for g in gaps['prior_estimated'] if g >= 0.85]
         text += (f' The estimate of m is within {CLOSE}% of the data\'s '
                  f'for {sum(abs(e) <= CLOSE for e in errors)} of '
@@ -259,6 +278,14 @@ def conclusion(runs):
                  'class-prior matching '
                  f'closes at least 85% of the gap for {len(high)} of '
                  f'{len(gaps["prior_estimated"])} methods.')
+        biases = [r['estimate'].get('observed_recall_bias')
+                  for r in runs.values() if 'error' in r['estimate']]
+        if None not in biases:
+            text += (' Observed positives are not a uniform sample of '
+                     'their class: at the estimated priors\' thresholds '
+                     'their recall differs from all positives\' by '
+                     f'{min(biases):+.1f} to {max(biases):+.1f} points '
+                     f'(mean {np.mean(biases):+.1f}).')
     ceiling = {m: r['decisions']['f1_val']['gap_closed'] for m, r in
                runs.items() if 'f1_val' in r['decisions']}
     if ceiling:
