@@ -90,10 +90,19 @@ def teacher_data(fraction, regime):
     made if missing; in the linear regime with its feature cache."""
     root = (f'data/{SUITE}-seed{TEACHER_DATA_SEED}' +
             ('' if fraction == 1 else f'-f{fraction:g}'))
+    side = image_side(fraction)
     if not osp.isfile(osp.join(REPO, root, 'formatted_val_labels_obs.npy')):
         run([sys.executable, 'tools/make_proxy_data.py', '--like', 'voc',
              '--fraction', f'{fraction:g}', '--seed', str(TEACHER_DATA_SEED),
-             '--image-size', str(image_side(fraction)), '--out-dir', root])
+             '--image-size', str(side), '--out-dir', root])
+    with open(osp.join(REPO, root, 'statistics.json')) as f:
+        made = json.load(f)['arguments']['image_size']
+    if made != side:  # the main proxy was made again at another size
+        raise RuntimeError(
+            f'{root} has {made} px images, the main proxy '
+            f'{proxy_root(SUITE, fraction)} {side} px: the teacher would '
+            f'train on other images than it scores; delete {root} to make '
+            'it again at the main proxy\'s size')
     data = [f'{loader}.dataset.data_root={root}' for loader in LOADERS]
     if regime != 'linear':
         return data

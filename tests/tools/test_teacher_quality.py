@@ -1,3 +1,5 @@
+import pytest
+
 from benchmark.pages.teacher_quality import crossing
 
 
@@ -43,3 +45,27 @@ def test_page_reports_the_real_teacher(tmp_path):
     # VLPL is below the curve (42 < 44): no claim that every method gains
     assert 'Every method gains more' not in section
     assert (tmp_path / 'teacher_quality.png').stat().st_size > 0
+
+
+def test_a_teacher_instance_of_another_image_size_is_refused(
+        tmp_path, monkeypatch):
+    """The second proxy instance is made at the main proxy's image size;
+    one left from a main proxy made at another size is named, not reused
+    (the teacher would train on 32 px images and score 128 px ones)."""
+    import json
+
+    from benchmark import teacher_quality
+    for root, side in (('data/proxy-voc-f0.01', 128),
+                       ('data/proxy-voc-seed1-f0.01', 32)):
+        (tmp_path / root).mkdir(parents=True)
+        (tmp_path / root / 'formatted_val_labels_obs.npy').touch()
+        (tmp_path / root / 'statistics.json').write_text(
+            json.dumps(dict(arguments=dict(image_size=side))))
+    monkeypatch.setattr(teacher_quality, 'REPO', str(tmp_path))
+    with pytest.raises(RuntimeError, match=r'proxy-voc-seed1-f0.01 has 32 px '
+                       r'images, the main proxy data/proxy-voc-f0.01 128 px'):
+        teacher_quality.teacher_data(0.01, 'finetune')
+    (tmp_path / 'data/proxy-voc-seed1-f0.01/statistics.json').write_text(
+        json.dumps(dict(arguments=dict(image_size=128))))
+    assert teacher_quality.teacher_data(0.01, 'finetune')[0].endswith(
+        'data_root=data/proxy-voc-seed1-f0.01')
