@@ -24,13 +24,13 @@ from benchmark.gpu_run import tier as tier_part
 from benchmark.common import load_json, write_json
 
 
-def gpu_command(back, results, *extra):
+def gpu_command(back, results, *extra, stage='stage'):
     """The command's manifest and its output, unpacked. The budget leaves
     the rehearsal room on a loaded machine (two test workers on two cores):
     at 900 s it stopped itself before its evidence run there."""
     proc = subprocess.run(
         ['bash', 'tools/gpu_run.sh', '--device', 'cpu', '--tiny', '--out',
-         str(back), '--stage', str(back.parent / 'stage'), '--results-dir',
+         str(back), '--stage', str(back.parent / stage), '--results-dir',
          str(results), '--gpu-tests', 'tests/gpu', '--budget', '1800',
          '--work', str(back.parent / 'work'), *extra],
         cwd=REPO, capture_output=True, text=True, timeout=2400,
@@ -115,13 +115,14 @@ def test_gpu_run_rehearsal(tmp_path):
     # a seed run that the first command did not finish, and a method it did
     # not run: the second command skips every committed part and run, and
     # runs only those, the new method's with the train step compiled while
-    # AN, whose runs are eager, stays eager
+    # AN, whose runs are eager, stays eager (its own stage: another
+    # machine's, without the first command's stage to carry forward)
     del seeds['an']['0']
     (results / 'accuracy_proxy-voc_finetune-f0.01.json').write_text(
         json.dumps(seeds))
     manifest, out = gpu_command(tmp_path / 'out2', results, '--methods',
                                 'an', 'full', '--evidence-mode',
-                                'image cache, compiled')
+                                'image cache, compiled', stage='stage2')
     parts = manifest['parts']
     assert parts['tier']['status'] == 'skipped: committed, all passed'
     assert parts['speed']['status'] == 'skipped: committed, complete'
@@ -352,6 +353,48 @@ def test_compiled_runs_go_one_at_a_time_with_the_time_left(
     assert read(tmp_path / 'stage' / 'manifest.json')['parts']['compile'][
         'status'] == ', '.join(['ok'] + [f'{label}: left for the next command'
                                          for label in rest])
+
+
+def test_a_second_command_continues_from_the_first_ones_stage(
+        tmp_path, monkeypatch):
+    """The second command of a loan reads what the first measured (its
+    stage, not yet collected) as committed, through a copy of the results
+    folder; the third reads the first two; the results folder itself is
+    not written."""
+    results = tmp_path / 'results'
+    results.mkdir()
+    (results / 'accuracy_committed.json').write_text('{}')
+
+    starts = iter(range(600, 6000, 600))
+
+    def command_with(name):
+        # commands minutes apart (gpu_runs.json tells them by their start)
+        monkeypatch.setenv('GPU_RUN_START', str(next(starts)))
+        args = command.parse_args([
+            '--device', 'cpu', '--tiny', '--out', str(tmp_path / 'back'),
+            '--stage', str(tmp_path / 'stage'), '--results-dir',
+            str(results), '--work', str(tmp_path / 'work')])
+        run = harness.Run(args)
+        os.makedirs(tmp_path / 'stage' / 'evidence', exist_ok=True)
+        (tmp_path / 'stage' / 'evidence' / f'accuracy_{name}.json'
+         ).write_text(json.dumps(dict(measured_by=name)))
+        return run
+
+    first = command_with('first')
+    assert first.args.results_dir == str(results)  # nothing before it
+    second = command_with('second')
+    merged = tmp_path / 'work' / 'results'
+    assert second.args.results_dir == str(merged)
+    assert read(merged / 'accuracy_first.json') == dict(measured_by='first')
+    assert (merged / 'accuracy_committed.json').is_file()
+    third = command_with('third')
+    assert third.args.results_dir == str(merged)
+    assert {p.name for p in merged.glob('accuracy_*')} == {
+        'accuracy_committed.json', 'accuracy_first.json',
+        'accuracy_second.json'}
+    assert [r['started'] for r in read(merged / 'gpu_runs.json')['runs']
+            ] == [first.manifest['started'], second.manifest['started']]
+    assert {p.name for p in results.iterdir()} == {'accuracy_committed.json'}
 
 
 def test_a_stopped_run_is_priced_by_its_epochs_left(tmp_path):

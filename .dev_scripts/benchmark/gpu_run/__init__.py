@@ -45,7 +45,9 @@ what each part did): the device tool returns at most 8 files of ``$OUT``.
 The stage is emptied first, so it must be new, empty or an earlier
 command's (marked by ``harness.STAGE_MARK``), and apart from ``--out``; an
 ``--out`` holding a ``manifest.json`` or pack of something else is refused
-too.
+too. An earlier command's stage is collected first into ``<work>/results``
+(a copy of ``--results-dir``, ``harness.carry_forward``), which the command
+then reads as committed: the commands of one loan continue each other.
 ``PYTHONPATH=.dev_scripts python -m benchmark.gpu_collect OUT`` copies the
 results into ``docs/results`` and writes the pages again. ``--device cpu
 --tiny`` rehearses every part in seconds (tiny data and runs; the GPU tier's

@@ -21,6 +21,39 @@ CAPS = dict(tier=240, speed=300, profile=90, compile=300)
 STAGE_MARK = '.gpu_run_stage'
 
 
+def carry_forward(args) -> None:
+    """An earlier command's stage on this machine (the first command of a
+    loan, before the second), not yet collected: its results join a copy of
+    ``--results-dir`` (``<work>/results``, made by ``gpu_collect`` as on
+    the machine they come back to), which this command reads as committed,
+    so that it continues what the earlier one measured instead of measuring
+    it again."""
+    import argparse
+
+    from benchmark import gpu_collect
+    earlier = load_json(osp.join(args.out, 'manifest.json'))
+    if not earlier:
+        return
+    merged = osp.abspath(osp.join(args.work, 'results'))
+    # the earlier command read ``merged`` itself: it holds the commands
+    # before it already; else it is made again from the results folder
+    if earlier.get('results_dir') != merged and \
+            osp.abspath(args.results_dir) != merged:
+        if osp.isdir(merged):
+            shutil.rmtree(merged)
+        if osp.isdir(args.results_dir):
+            shutil.copytree(args.results_dir, merged)
+    try:
+        gpu_collect.collect(argparse.ArgumentParser(),
+                            argparse.Namespace(out=args.out,
+                                               results_dir=merged))
+    except (Exception, SystemExit) as err:  # GPU time is short: go on
+        print(f'the earlier stage {args.out} was not carried forward '
+              f'({err!r}): its results are measured again', flush=True)
+        return
+    args.results_dir = merged
+
+
 class Run:
     """The command's state: budget, output folder and manifest."""
 
@@ -29,6 +62,7 @@ class Run:
         self.start = float(os.environ.get('GPU_RUN_START', time.time()))
         self.deadline = self.start + args.budget
         if osp.isdir(args.out):  # an earlier command's (parse_args)
+            carry_forward(args)
             shutil.rmtree(args.out)
         os.makedirs(args.out)
         with open(osp.join(args.out, STAGE_MARK), 'w') as f:
@@ -40,7 +74,8 @@ class Run:
             kind=self.kind(), environment=environment(args.device),
             started=time.strftime('%Y-%m-%d %H:%M:%S UTC',
                                   time.gmtime(self.start)),
-            budget_s=args.budget, parts={})
+            budget_s=args.budget,
+            results_dir=osp.abspath(args.results_dir), parts={})
         self.save()
 
     def kind(self) -> dict:
