@@ -861,12 +861,15 @@ def test_the_teacher_methods_wait_for_a_fine_tuned_config(tmp_path,
     monkeypatch.undo()
     monkeypatch.setattr(evidence_part, 'teacher_file',
                         lambda args: str(scores))
-    run, launched = fake_queue(tmp_path, monkeypatch, lambda cmd: False,
+    # another machine's command: nothing of the first to carry forward
+    machine = tmp_path / 'with_config'
+    machine.mkdir()
+    run, launched = fake_queue(machine, monkeypatch, lambda cmd: False,
                                '--methods', 'an', 'full', 'vlpl')
     assert [(m, lr) for m, lr, _ in launched] == [
         ('an', True), ('full', True), ('an', False), ('full', False),
         ('teacher', False), ('vlpl', True), ('vlpl', False)]
-    evidence = tmp_path / 'stage' / 'evidence'
+    evidence = machine / 'stage' / 'evidence'
     name = 'accuracy_proxy-voc_finetune-f0.01'
     teacher = read(evidence / f'{name}_teacher.json')['command']
     assert 'optim_wrapper.optimizer.lr=0.001' in teacher
