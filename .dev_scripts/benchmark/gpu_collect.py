@@ -23,18 +23,13 @@ Example:
     git add docs/results && git commit
 """
 import argparse
-import glob
-import os
 import os.path as osp
-import shutil
 import tarfile
 import tempfile
 
+from benchmark.gpu_run.collecting import CollectError, collect
 from benchmark.gpu_run.machine import PACK
-from benchmark.pages import gpu
-from benchmark.pages.gpu_profile import profile_page
-from benchmark.pages.gpu_tier import tier_page
-from benchmark.common import REPO, load_json, write_json
+from benchmark.common import REPO
 
 
 def main(argv=None):
@@ -55,60 +50,10 @@ def main(argv=None):
                              'or damaged copy; copy it again from the '
                              'machine (nothing was written)')
             args.out = unpacked
-        return collect(parser, args)
-
-
-def copy_result(out: str, results: str, name: str, page) -> list:
-    """``name.json`` of the command's output ``out`` into ``results``,
-    with its page ``name.md``; the files written."""
-    found = load_json(osp.join(out, f'{name}.json'))
-    if not found:
-        return []
-    write_json(osp.join(results, f'{name}.json'), found)
-    with open(osp.join(results, f'{name}.md'), 'w') as f:
-        f.write(page(found))
-    return [f'{name}.json', f'{name}.md']
-
-
-def collect(parser, args) -> list:
-    manifest = load_json(osp.join(args.out, 'manifest.json'))
-    if not manifest:
-        parser.error(f'{args.out} has no manifest.json: not the output of '
-                     'tools/gpu_run.sh')
-    kind = manifest['kind']
-    if osp.abspath(args.results_dir) == osp.join(REPO, 'docs', 'results') \
-            and (kind['tiny'] or kind['device'] != 'cuda'):
-        run = ('a --tiny rehearsal' if kind['tiny'] else
-               f"a command run on {manifest['environment']['device']} "
-               f"(--device {kind['device']})")
-        parser.error(f"{run}: its results do not go into docs/results, whose "
-                     'pages are a GPU\'s; give --results-dir (e.g. '
-                     'work_dirs/results)')
-    results = args.results_dir
-    os.makedirs(results, exist_ok=True)
-    written = copy_result(args.out, results, 'gpu_tier', tier_page)
-    speed = osp.join(args.out, 'speed', 'gpu.json')
-    if osp.isfile(speed):
-        # the operators of every head's step (head_profile.py), if
-        # profiled, under the heads table
-        ops = osp.join(results, 'head_profile.json')
-        gpu.write(load_json(speed), results,
-                  load_json(ops) if osp.isfile(ops) else None)
-        print(f'wrote {osp.join(results, "gpu.md")} from {speed}')
-        written += ['gpu.json', 'gpu.md']
-    written += copy_result(args.out, results, 'gpu_profile', profile_page)
-    for path in sorted(glob.glob(osp.join(args.out, 'evidence',
-                                          'accuracy_*'))):
-        shutil.copy(path, results)
-        written.append(osp.basename(path))
-    runs_path = osp.join(results, 'gpu_runs.json')
-    runs = load_json(runs_path) or dict(runs=[])
-    runs['runs'] = [r for r in runs['runs']
-                    if r['started'] != manifest['started']] + [manifest]
-    write_json(runs_path, runs)
-    written.append('gpu_runs.json')
-    print(f'wrote into {results}: {", ".join(written)}')
-    return written
+        try:
+            return collect(args.out, args.results_dir)
+        except CollectError as err:
+            parser.error(str(err))
 
 
 if __name__ == '__main__':

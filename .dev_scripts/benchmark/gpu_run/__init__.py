@@ -56,9 +56,10 @@ tests are collected and skip).
 Modules: ``command`` (the arguments, the parts in order), ``harness`` (the
 budget, stage, manifest and processes), ``machine`` (what the lending
 machine allows: the files it returns, its time limit), ``inputs`` (data,
-weights, image cache), and a module per part: ``tier``, ``speed``,
-``profiling`` (``profile`` and ``compile``) and ``evidence`` (its order of
-runs in ``evidence_queue``).
+weights, image cache), ``collecting`` (an output into a results folder,
+for ``benchmark.gpu_collect`` and the next command), and a module per part:
+``tier``, ``speed``, ``profiling`` (``profile`` and ``compile``) and
+``evidence`` (its order of runs in ``evidence_queue``).
 
 Example:
     bash tools/gpu_run.sh --budget 540 --out $OUT

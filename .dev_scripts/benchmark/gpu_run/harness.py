@@ -24,13 +24,11 @@ STAGE_MARK = '.gpu_run_stage'
 def carry_forward(args) -> None:
     """An earlier command's stage on this machine (the first command of a
     loan, before the second), not yet collected: its results join a copy of
-    ``--results-dir`` (``<work>/results``, made by ``gpu_collect`` as on
-    the machine they come back to), which this command reads as committed,
+    ``--results-dir`` (``<work>/results``, collected as ``gpu_collect`` does
+    on the machine they come back to), which this command reads as committed,
     so that it continues what the earlier one measured instead of measuring
     it again."""
-    import argparse
-
-    from benchmark import gpu_collect
+    from benchmark.gpu_run.collecting import collect
     earlier = load_json(osp.join(args.out, 'manifest.json'))
     if not earlier:
         return
@@ -44,10 +42,8 @@ def carry_forward(args) -> None:
         if osp.isdir(args.results_dir):
             shutil.copytree(args.results_dir, merged)
     try:
-        gpu_collect.collect(argparse.ArgumentParser(),
-                            argparse.Namespace(out=args.out,
-                                               results_dir=merged))
-    except (Exception, SystemExit) as err:  # GPU time is short: go on
+        collect(args.out, merged)
+    except Exception as err:  # GPU time is short: go on
         print(f'the earlier stage {args.out} was not carried forward '
               f'({err!r}): its results are measured again', flush=True)
         return
