@@ -395,6 +395,15 @@ def test_a_second_command_continues_from_the_first_ones_stage(
     assert [r['started'] for r in read(merged / 'gpu_runs.json')['runs']
             ] == [first.manifest['started'], second.manifest['started']]
     assert {p.name for p in results.iterdir()} == {'accuracy_committed.json'}
+    # a folder there that the command did not write is left alone
+    (tmp_path / 'stage' / 'manifest.json').write_text(json.dumps(dict(
+        first.manifest, results_dir=str(results))))
+    shutil.rmtree(merged)
+    merged.mkdir()
+    (merged / 'mine.txt').write_text('a user\'s')
+    fourth = command_with('fourth')
+    assert fourth.args.results_dir == str(results)
+    assert [p.name for p in merged.iterdir()] == ['mine.txt']
 
 
 def test_a_stopped_run_is_priced_by_its_epochs_left(tmp_path):

@@ -19,6 +19,8 @@ from benchmark.common import REPO, dev_env, load_json, write_json
 CAPS = dict(tier=240, speed=300, profile=90, compile=300)
 #: the file that marks a folder as a command's stage (emptied by the next)
 STAGE_MARK = '.gpu_run_stage'
+#: the file that marks the results folder a command carried forward into
+RESULTS_MARK = '.gpu_run_results'
 
 
 def carry_forward(args) -> None:
@@ -38,9 +40,19 @@ def carry_forward(args) -> None:
     if earlier.get('results_dir') != merged and \
             osp.abspath(args.results_dir) != merged:
         if osp.isdir(merged):
+            if not osp.isfile(osp.join(merged, RESULTS_MARK)):
+                print(f'{merged} was not written by tools/gpu_run.sh: the '
+                      f'earlier stage {args.out} is not carried forward',
+                      flush=True)
+                return
             shutil.rmtree(merged)
         if osp.isdir(args.results_dir):
             shutil.copytree(args.results_dir, merged)
+        os.makedirs(merged, exist_ok=True)
+        with open(osp.join(merged, RESULTS_MARK), 'w') as f:
+            f.write('the committed results and earlier commands\' stages, '
+                    'read by tools/gpu_run.sh; its next command may replace '
+                    'this folder\n')
     try:
         collect(args.out, merged)
     except Exception as err:  # GPU time is short: go on
